@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit tests for the htmm helpers that need no running workload.
+ */
+#include <kunit/test.h>
+#include <linux/nodemask.h>
+#include <linux/numa.h>
+#include <linux/page_counter.h>
+
+#include "internal.h"
+
+static void htmm_test_parse_uint(struct kunit *test)
+{
+	unsigned int v = 42;
+
+	KUNIT_EXPECT_EQ(test, htmm_parse_uint("7", 0, 10, &v), 0);
+	KUNIT_EXPECT_EQ(test, v, 7U);
+	KUNIT_EXPECT_EQ(test, htmm_parse_uint("10\n", 0, 10, &v), 0);
+	KUNIT_EXPECT_EQ(test, v, 10U);
+	KUNIT_EXPECT_EQ(test, htmm_parse_uint("0", 0, 10, &v), 0);
+	KUNIT_EXPECT_EQ(test, v, 0U);
+
+	/* Errors leave the result untouched. */
+	v = 42;
+	KUNIT_EXPECT_EQ(test, htmm_parse_uint("11", 0, 10, &v), -EINVAL);
+	KUNIT_EXPECT_EQ(test, htmm_parse_uint("0", 1, 10, &v), -EINVAL);
+	KUNIT_EXPECT_EQ(test, htmm_parse_uint("", 0, 10, &v), -EINVAL);
+	KUNIT_EXPECT_EQ(test, htmm_parse_uint("\n", 0, 10, &v), -EINVAL);
+	KUNIT_EXPECT_EQ(test, htmm_parse_uint("-1", 0, 10, &v), -EINVAL);
+	KUNIT_EXPECT_EQ(test, htmm_parse_uint("1x", 0, 10, &v), -EINVAL);
+	KUNIT_EXPECT_EQ(test, htmm_parse_uint("1.5", 0, 10, &v), -EINVAL);
+	KUNIT_EXPECT_EQ(test, htmm_parse_uint("4294967296", 0, UINT_MAX, &v),
+			-ERANGE);
+	KUNIT_EXPECT_EQ(test, v, 42U);
+	KUNIT_EXPECT_EQ(test, htmm_parse_uint("4294967295", 0, UINT_MAX, &v), 0);
+	KUNIT_EXPECT_EQ(test, v, UINT_MAX);
+}
+
+static void htmm_test_over_limit(struct kunit *test)
+{
+	KUNIT_EXPECT_FALSE(test, htmm_over_limit(0, 1, 1));
+	KUNIT_EXPECT_TRUE(test, htmm_over_limit(1, 1, 1));
+	KUNIT_EXPECT_TRUE(test, htmm_over_limit(0, 1, 0));
+	KUNIT_EXPECT_FALSE(test, htmm_over_limit(0, 512, 512));
+	KUNIT_EXPECT_TRUE(test, htmm_over_limit(1, 512, 512));
+	/* Usage already above a lowered limit. */
+	KUNIT_EXPECT_TRUE(test, htmm_over_limit(1000, 1, 10));
+	/* No limit, and no overflow near the top of the range. */
+	KUNIT_EXPECT_FALSE(test, htmm_over_limit(ULONG_MAX, 512,
+						 PAGE_COUNTER_MAX));
+	KUNIT_EXPECT_FALSE(test, htmm_over_limit(PAGE_COUNTER_MAX - 513, 512,
+						 PAGE_COUNTER_MAX - 1));
+	KUNIT_EXPECT_TRUE(test, htmm_over_limit(PAGE_COUNTER_MAX - 2, 512,
+						PAGE_COUNTER_MAX - 1));
+}
+
+/* @arg is a nodemask of the nodes that are full. */
+static bool htmm_test_full(int nid, void *arg)
+{
+	return node_isset(nid, *(nodemask_t *)arg);
+}
+
+static void htmm_test_pick_node(struct kunit *test)
+{
+	nodemask_t full = NODE_MASK_NONE;
+	int nid, other = NUMA_NO_NODE, first = first_memory_node;
+
+	for_each_node_state(nid, N_MEMORY)
+		if (nid != first) {
+			other = nid;
+			break;
+		}
+	if (other == NUMA_NO_NODE)
+		kunit_skip(test, "needs two memory nodes");
+
+	/* The preferred node itself is never offered again. */
+	node_set(first, full);
+	nid = htmm_pick_node(first, GFP_HIGHUSER_MOVABLE, htmm_test_full,
+			     &full);
+	KUNIT_EXPECT_NE(test, nid, first);
+	KUNIT_EXPECT_NE(test, nid, NUMA_NO_NODE);
+	KUNIT_EXPECT_TRUE(test, node_state(nid, N_MEMORY));
+
+	/* Every node full: nothing to pick. */
+	for_each_node_state(nid, N_MEMORY)
+		node_set(nid, full);
+	KUNIT_EXPECT_EQ(test, htmm_pick_node(first, GFP_HIGHUSER_MOVABLE,
+					     htmm_test_full, &full),
+			NUMA_NO_NODE);
+
+	/* Only @other has room: it is found wherever it sits in the order. */
+	node_clear(other, full);
+	KUNIT_EXPECT_EQ(test, htmm_pick_node(first, GFP_HIGHUSER_MOVABLE,
+					     htmm_test_full, &full), other);
+}
+
+static void htmm_test_defaults(struct kunit *test)
+{
+	/* The defaults the MEMTIS tunables documented; scripts rely on them. */
+	KUNIT_EXPECT_EQ(test, htmm_params.sample_period, 199U);
+	KUNIT_EXPECT_EQ(test, htmm_params.inst_sample_period, 100007U);
+	KUNIT_EXPECT_EQ(test, htmm_params.cooling_period, 2000000U);
+	KUNIT_EXPECT_EQ(test, htmm_params.adaptation_period, 100000U);
+	KUNIT_EXPECT_EQ(test, htmm_params.mode, (unsigned int)HTMM_MODE_HUGEPAGE);
+}
+
+static struct kunit_case htmm_core_cases[] = {
+	KUNIT_CASE(htmm_test_parse_uint),
+	KUNIT_CASE(htmm_test_over_limit),
+	KUNIT_CASE(htmm_test_pick_node),
+	KUNIT_CASE(htmm_test_defaults),
+	{}
+};
+
+static struct kunit_suite htmm_core_suite = {
+	.name = "htmm_core",
+	.test_cases = htmm_core_cases,
+};
+
+kunit_test_suites(&htmm_core_suite);

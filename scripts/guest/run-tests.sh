@@ -1,0 +1,23 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Runs in the guest: every kselftest binary and every guest smoke script,
+# each framed by markers that the host parser (scripts/parse-results.py)
+# understands.  Output goes to the second serial port.
+cd /htmm || exit 1
+echo "# htmm-guest: begin"
+for t in tests/*; do
+	[ -x "$t" ] || continue
+	name=${t##*/}
+	echo "# htmm-suite: $name"
+	"$t" 2>&1
+	echo "# htmm-exit: $name $?"
+done
+for s in smoke/*.sh; do
+	[ -f "$s" ] || continue
+	name=${s##*/}
+	name=${name%.sh}
+	echo "# htmm-suite: $name"
+	sh "$s" /htmm/bin 2>&1
+	echo "# htmm-exit: $name $?"
+done
+echo "# htmm-guest: end"

@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build the guest initramfs: static busybox, the guest scripts, the htmm
+# kselftests and the guest tools, all statically linked.
+#   mkinitramfs.sh OUTPUT.cpio
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+out=${1:?usage: mkinitramfs.sh OUTPUT.cpio}
+need_packages busybox-static cpio build-essential
+SRC=$BUILD/linux
+[ -f "$SRC/tools/testing/selftests/kselftest_harness.h" ] ||
+	die "no prepared kernel tree in $SRC (run scripts/build-kernel.sh first)"
+
+root=$(mktemp -d "$BUILD/.initramfs.XXXXXX")
+trap 'rm -rf "$root"' EXIT
+chmod 755 "$root"
+mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,root,htmm/tests,htmm/bin,htmm/smoke}
+cp /bin/busybox "$root/bin/busybox"
+cp "$HTMM_TOP/scripts/guest/init" "$root/init"
+cp "$HTMM_TOP"/scripts/guest/*.sh "$root/htmm/"
+
+# kselftests, built from the copy in the prepared tree so that the
+# harness header matches the kernel.
+objdir=$BUILD/selftests
+mkdir -p "$objdir"
+for c in "$SRC"/tools/testing/selftests/htmm/*_test.c; do
+	[ -e "$c" ] || continue
+	b=$objdir/$(basename "$c" .c)
+	if [ ! -x "$b" ] || [ -n "$(find "$SRC/tools/testing/selftests/htmm" -newer "$b" -print -quit)" ]; then
+		gcc -static -O2 -Wall -Wextra -Werror -I"$SRC/tools/testing/selftests" \
+			-o "$b" "$c" || die "building $(basename "$c") failed"
+	fi
+	cp "$b" "$root/htmm/tests/"
+done
+
+# Guest tools that ship a smoke script.
+if [ -f "$HTMM_TOP/tools/tierbench/Makefile" ]; then
+	make -s -C "$HTMM_TOP/tools/tierbench" O="$BUILD/tierbench" >/dev/null ||
+		die "building tierbench failed"
+	cp "$BUILD"/tierbench/* "$root/htmm/bin/" 2>/dev/null || true
+	[ -f "$HTMM_TOP/tools/tierbench/guest-smoke.sh" ] &&
+		cp "$HTMM_TOP/tools/tierbench/guest-smoke.sh" "$root/htmm/smoke/tierbench.sh"
+fi
+
+(cd "$root" && find . -print0 | cpio -o -0 -H newc --quiet) > "$out.tmp"
+mv "$out.tmp" "$out"
+echo "$out"

@@ -1,0 +1,56 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run every htmm test: host-side suites, then the debug kernel (lockdep,
+# KASAN, DEBUG_VM) booted in the two-tier guest with KUnit and the
+# kselftests.  Ends with "N passed, N failed, N skipped"; exits non-zero
+# if anything failed, the guest panicked or hung, or the kernel printed a
+# warning.  Logs: $BUILD/logs/.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+
+GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800}
+LOGS=$BUILD/logs
+mkdir -p "$LOGS"
+rm -f "$LOGS"/*.tap "$LOGS"/console.log "$LOGS"/results.log
+start=$(date +%s)
+
+bail() {
+	echo "FAIL setup: $1"
+	echo "0 passed, 1 failed"
+	exit 1
+}
+
+need_packages "${BUILD_PACKAGES[@]}" libnuma-dev
+"$HTMM_TOP/scripts/build-kernel.sh" debug > "$LOGS/build-debug.log" 2>&1 ||
+	{ tail -n 40 "$LOGS/build-debug.log"; bail "building the debug kernel (see $LOGS/build-debug.log)"; }
+echo "# kernel built ($(( $(date +%s) - start )) s)"
+
+# Host-side suites, each writing TAP.
+hosts=()
+"$HTMM_TOP/scripts/checkpatch.sh" --tap > "$LOGS/checkpatch.tap" 2>&1
+hosts+=(--host "$LOGS/checkpatch.tap")
+if [ -f "$HTMM_TOP/tools/tierbench/Makefile" ]; then
+	make -s -C "$HTMM_TOP/tools/tierbench" check O="$BUILD/tierbench-host" \
+		> "$LOGS/tierbench-host.tap" 2>&1
+	hosts+=(--host "$LOGS/tierbench-host.tap")
+fi
+
+initrd=$BUILD/initramfs-test.cpio
+"$HTMM_TOP/scripts/mkinitramfs.sh" "$initrd" > "$LOGS/initramfs.log" 2>&1 ||
+	{ cat "$LOGS/initramfs.log"; bail "building the initramfs"; }
+expect=$(cd "$BUILD/selftests" && ls -- *_test 2>/dev/null | paste -sd, -)
+[ -f "$HTMM_TOP/tools/tierbench/guest-smoke.sh" ] && expect+=",tierbench"
+
+echo "# booting the debug kernel in the two-tier guest (deadline ${GUEST_TIMEOUT} s)"
+vmstart=$(date +%s)
+"$HTMM_TOP/scripts/run-vm.sh" --kernel "$BUILD/kernel-debug/arch/x86/boot/bzImage" \
+	--initrd "$initrd" --append "guest_job=tests" \
+	--console "$LOGS/console.log" --results "$LOGS/results.log" \
+	--timeout "$GUEST_TIMEOUT" > /dev/null
+qrc=$?
+echo "# guest ran $(( $(date +%s) - vmstart )) s; total $(( $(date +%s) - start )) s; logs in $LOGS"
+
+python3 "$HTMM_TOP/scripts/parse-results.py" "${hosts[@]}" \
+	--console "$LOGS/console.log" --results "$LOGS/results.log" \
+	--kunit htmm_core --expect "$expect" --qemu-rc "$qrc"

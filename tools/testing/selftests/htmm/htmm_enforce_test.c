@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Enforcement of memory.max_at_node<N> at page allocation.
+ *
+ * For a cgroup with memory.htmm_enabled=enabled, an anonymous allocation
+ * with the default (local) mempolicy is not placed on node N once the
+ * cgroup's resident pages on N reached memory.max_at_node<N>; it goes to
+ * the next node instead. Explicit mempolicies win over the limit, and an
+ * allocation never fails because of it.
+ *
+ * Expected layout: node 0 has the CPUs and the fast memory, node 1 is a
+ * CPU-less slow memory node. Each workload runs in a forked child inside
+ * the test cgroup, touches every 4 KiB page of an anonymous mapping and
+ * reports per-node page counts (move_pages) back over a pipe.
+ */
+#define _GNU_SOURCE
+#include "htmm_util.h"	/* includes kselftest_harness.h */
+
+#define SLACK		(2 * MiB)	/* one THP worth of overshoot */
+#define WORKLOAD_TIMEOUT 600		/* seconds; TCG is slow */
+
+/* Write a cgroup file of the test cgroup; the write must succeed. */
+static void cg_write(struct __test_metadata *_metadata,
+		     const struct htmm_cg_ctx *c, const char *file,
+		     const char *val)
+{
+	char path[PATH_MAX];
+	int err;
+
+	htmm_cg_ctx_file(path, sizeof(path), c, file);
+	err = htmm_write_str(path, val);
+	ASSERT_EQ(0, err) TH_LOG("write %s to %s: %s", val, path,
+				 strerror(-err));
+}
+
+static void set_limit(struct __test_metadata *_metadata,
+		      const struct htmm_cg_ctx *c, int node, const char *val)
+{
+	char file[64];
+
+	snprintf(file, sizeof(file), "memory.max_at_node%d", node);
+	cg_write(_metadata, c, file, val);
+}
+
+static void set_enabled(struct __test_metadata *_metadata,
+			const struct htmm_cg_ctx *c, bool on)
+{
+	cg_write(_metadata, c, "memory.htmm_enabled",
+		 on ? "enabled" : "disabled");
+}
+
+static unsigned long long stat_value(struct __test_metadata *_metadata,
+				     const struct htmm_cg_ctx *c,
+				     const char *key)
+{
+	unsigned long long val = 0;
+	char path[PATH_MAX];
+	int err;
+
+	htmm_cg_ctx_file(path, sizeof(path), c, "memory.htmm_stat");
+	err = htmm_keyed_get(path, key, &val);
+	EXPECT_EQ(0, err) TH_LOG("memory.htmm_stat %s: %s", key,
+				 strerror(-err));
+	return val;
+}
+
+static unsigned long long vmstat_value(struct __test_metadata *_metadata,
+				       const char *key)
+{
+	unsigned long long val = 0;
+	int err;
+
+	err = htmm_vmstat_get(key, &val);
+	EXPECT_EQ(0, err) TH_LOG("/proc/vmstat %s: %s", key, strerror(-err));
+	return val;
+}
+
+static unsigned long long node_bytes(const struct htmm_result *r, int node)
+{
+	return r->per_node[node] * 4096ULL;
+}
+
+/* Log a result and check that every page was touched and located. */
+static void check_result(struct __test_metadata *_metadata,
+			 const struct htmm_result *r, const char *what)
+{
+	char placed[160];
+
+	ASSERT_EQ(0, r->err) TH_LOG("%s: child failed at %s: %s", what,
+				    r->step, strerror(r->err));
+	snprintf(placed, sizeof(placed),
+		 "node%d %llu KiB, node%d %llu KiB, other %llu KiB",
+		 HTMM_FAST_NODE, node_bytes(r, HTMM_FAST_NODE) / 1024,
+		 HTMM_SLOW_NODE, node_bytes(r, HTMM_SLOW_NODE) / 1024,
+		 (htmm_total_pages(r) - r->per_node[HTMM_FAST_NODE] -
+		  r->per_node[HTMM_SLOW_NODE]) * 4ULL);
+	TH_LOG("%s: %s, unplaced %lu pages, of %lu KiB; AnonHugePages %ld kB",
+	       what, placed, r->bad, r->pages * 4, r->anon_huge_kb);
+	EXPECT_EQ(0UL, r->bad) TH_LOG("pages not present after touching");
+	EXPECT_EQ(r->pages, htmm_total_pages(r));
+}
+
+/* Start the workload and wait for its first report. */
+static void run_workload(struct __test_metadata *_metadata,
+			 struct htmm_cg_ctx *c, const struct htmm_workload *w,
+			 struct htmm_result *r, const char *what)
+{
+	int err;
+
+	err = htmm_workload_start(c->cg, w, &c->child);
+	ASSERT_EQ(0, err) TH_LOG("fork: %s", strerror(-err));
+	err = htmm_workload_result(&c->child, r);
+	ASSERT_EQ(0, err) TH_LOG("%s: child died before reporting", what);
+	check_result(_metadata, r, what);
+}
+
+/* Let the child exit; it must exit with status 0. */
+static void finish_workload(struct __test_metadata *_metadata,
+			    struct htmm_cg_ctx *c)
+{
+	int status = htmm_workload_stop(&c->child, false);
+
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("workload child wait status 0x%x", status);
+}
+
+FIXTURE(htmm_enforce) {
+	struct htmm_cg_ctx c;
+};
+
+FIXTURE_SETUP(htmm_enforce)
+{
+	htmm_cg_ctx_setup(_metadata, &self->c, true);
+}
+
+FIXTURE_TEARDOWN(htmm_enforce)
+{
+	htmm_cg_ctx_teardown(_metadata, &self->c);
+}
+
+/*
+ * 256 MiB of base pages with a 64 MiB limit on node 0: node 0 fills up to
+ * about the limit, the rest goes to node 1, and the redirections are
+ * counted in memory.htmm_stat and /proc/vmstat.
+ */
+TEST_F_TIMEOUT(htmm_enforce, base_pages, WORKLOAD_TIMEOUT)
+{
+	const struct htmm_workload w = {
+		.size = 256 * MiB, .no_thp = true, .policy = -1, .hold = true,
+	};
+	unsigned long long cg_before, cg_after, vm_before, vm_after, res;
+	struct htmm_result r;
+
+	set_limit(_metadata, &self->c, HTMM_FAST_NODE, "64M");
+	set_enabled(_metadata, &self->c, true);
+	cg_before = stat_value(_metadata, &self->c, "alloc_redirected");
+	vm_before = vmstat_value(_metadata, "htmm_alloc_redirected");
+
+	run_workload(_metadata, &self->c, &w, &r, "256M base pages, limit 64M");
+	EXPECT_GE(64 * MiB + SLACK, node_bytes(&r, HTMM_FAST_NODE));
+	EXPECT_LE(32 * MiB, node_bytes(&r, HTMM_FAST_NODE))
+		TH_LOG("node %d should fill up to about the limit", HTMM_FAST_NODE);
+	EXPECT_EQ(r.pages - r.per_node[HTMM_FAST_NODE], r.per_node[HTMM_SLOW_NODE]);
+
+	/* counters, while the child still holds its memory */
+	cg_after = stat_value(_metadata, &self->c, "alloc_redirected");
+	vm_after = vmstat_value(_metadata, "htmm_alloc_redirected");
+	res = stat_value(_metadata, &self->c, "resident_node0");
+	TH_LOG("alloc_redirected: cgroup %llu -> %llu, vmstat %llu -> %llu; "
+	       "resident_node0 %llu KiB",
+	       cg_before, cg_after, vm_before, vm_after, res / 1024);
+	EXPECT_LT(cg_before, cg_after);
+	EXPECT_LT(vm_before, vm_after);
+	EXPECT_GE(64 * MiB + SLACK, res);
+
+	finish_workload(_metadata, &self->c);
+}
+
+/* Same with THP: 2 MiB aligned, MADV_HUGEPAGE, THP mode "always". */
+TEST_F_TIMEOUT(htmm_enforce, thp, WORKLOAD_TIMEOUT)
+{
+	const struct htmm_workload w = {
+		.size = 256 * MiB, .thp = true, .policy = -1,
+	};
+	struct htmm_result r;
+	int err;
+
+	if (!htmm_path_exists(HTMM_THP_ENABLED))
+		SKIP(return, "THP not configured (%s missing)",
+		     HTMM_THP_ENABLED);
+	err = htmm_thp_get(self->c.thp_saved, sizeof(self->c.thp_saved));
+	ASSERT_EQ(0, err) TH_LOG("parse %s: %s", HTMM_THP_ENABLED,
+				 strerror(-err));
+	err = htmm_thp_set("always");
+	ASSERT_EQ(0, err) TH_LOG("set THP always: %s", strerror(-err));
+
+	set_limit(_metadata, &self->c, HTMM_FAST_NODE, "64M");
+	set_enabled(_metadata, &self->c, true);
+
+	run_workload(_metadata, &self->c, &w, &r, "256M THP, limit 64M");
+	EXPECT_LT(0, r.anon_huge_kb) TH_LOG("no THP was allocated");
+	EXPECT_GE(64 * MiB + SLACK, node_bytes(&r, HTMM_FAST_NODE));
+	EXPECT_LE(32 * MiB, node_bytes(&r, HTMM_FAST_NODE))
+		TH_LOG("node %d should fill up to about the limit", HTMM_FAST_NODE);
+	EXPECT_EQ(r.pages - r.per_node[HTMM_FAST_NODE], r.per_node[HTMM_SLOW_NODE]);
+	TH_LOG("alloc_redirected %llu",
+	       stat_value(_metadata, &self->c, "alloc_redirected"));
+
+	finish_workload(_metadata, &self->c);
+}
+
+/* Negative control: the same limit without htmm enabled is not enforced. */
+TEST_F_TIMEOUT(htmm_enforce, disabled_control, WORKLOAD_TIMEOUT)
+{
+	const struct htmm_workload w = {
+		.size = 256 * MiB, .no_thp = true, .policy = -1,
+	};
+	char path[PATH_MAX], buf[64];
+	struct htmm_result r;
+
+	set_limit(_metadata, &self->c, HTMM_FAST_NODE, "64M");
+	htmm_cg_ctx_file(path, sizeof(path), &self->c, "memory.htmm_enabled");
+	ASSERT_LE(0, htmm_read_file(path, buf, sizeof(buf)));
+	ASSERT_EQ(0, strcmp(buf, "disabled\n")) TH_LOG("htmm_enabled: %s", buf);
+
+	run_workload(_metadata, &self->c, &w, &r,
+		     "256M base pages, limit 64M, htmm disabled");
+	EXPECT_LT(64 * MiB + SLACK, node_bytes(&r, HTMM_FAST_NODE))
+		TH_LOG("without htmm the limit must not move pages");
+
+	finish_workload(_metadata, &self->c);
+}
+
+/* A zero limit keeps everything off node 0. */
+TEST_F_TIMEOUT(htmm_enforce, limit_zero, WORKLOAD_TIMEOUT)
+{
+	const struct htmm_workload w = {
+		.size = 32 * MiB, .no_thp = true, .policy = -1,
+	};
+	struct htmm_result r;
+
+	set_limit(_metadata, &self->c, HTMM_FAST_NODE, "0");
+	set_enabled(_metadata, &self->c, true);
+
+	run_workload(_metadata, &self->c, &w, &r, "32M, limit 0");
+	EXPECT_GE(1 * MiB, node_bytes(&r, HTMM_FAST_NODE));
+	EXPECT_LE(31 * MiB, node_bytes(&r, HTMM_SLOW_NODE));
+
+	finish_workload(_metadata, &self->c);
+}
+
+/* With every node at its limit the allocation still succeeds. */
+TEST_F_TIMEOUT(htmm_enforce, never_fail, WORKLOAD_TIMEOUT)
+{
+	const struct htmm_workload w = {
+		.size = 32 * MiB, .no_thp = true, .policy = -1,
+	};
+	unsigned long long before, after;
+	struct htmm_result r;
+
+	set_limit(_metadata, &self->c, HTMM_FAST_NODE, "0");
+	set_limit(_metadata, &self->c, HTMM_SLOW_NODE, "0");
+	set_enabled(_metadata, &self->c, true);
+	before = vmstat_value(_metadata, "htmm_alloc_over_limit");
+
+	run_workload(_metadata, &self->c, &w, &r, "32M, all limits 0");
+	EXPECT_EQ(32 * MiB / 4096, r.pages);
+	finish_workload(_metadata, &self->c);
+
+	after = vmstat_value(_metadata, "htmm_alloc_over_limit");
+	TH_LOG("htmm_alloc_over_limit %llu -> %llu", before, after);
+}
+
+/*
+ * Lowering the limit below the current use is accepted, and from then on
+ * new pages go to the next node.
+ */
+TEST_F_TIMEOUT(htmm_enforce, lower_limit_below_use, WORKLOAD_TIMEOUT)
+{
+	const struct htmm_workload w = {
+		.size = 64 * MiB, .no_thp = true, .policy = -1, .hold = true,
+	};
+	unsigned long long val = 0;
+	char path[PATH_MAX];
+	struct htmm_result r;
+
+	set_enabled(_metadata, &self->c, true);
+	run_workload(_metadata, &self->c, &w, &r, "64M, limit max");
+	ASSERT_LE(32 * MiB, node_bytes(&r, HTMM_FAST_NODE))
+		TH_LOG("premise: the first 64M should be mostly on node %d",
+		       HTMM_FAST_NODE);
+
+	set_limit(_metadata, &self->c, HTMM_FAST_NODE, "16M");
+	htmm_cg_ctx_file(path, sizeof(path), &self->c, "memory.max_at_node0");
+	ASSERT_EQ(0, htmm_read_value(path, &val));
+	EXPECT_EQ(16ULL * MiB, val);
+	EXPECT_EQ(16ULL * MiB,
+		  stat_value(_metadata, &self->c, "max_at_node0"));
+
+	/* the child is still alive; its next 64M must avoid node 0 */
+	ASSERT_EQ(0, htmm_workload_cmd(&self->c.child, HTMM_CMD_ALLOC));
+	ASSERT_EQ(0, htmm_workload_result(&self->c.child, &r));
+	check_result(_metadata, &r, "next 64M, limit lowered to 16M");
+	EXPECT_GE(1 * MiB, node_bytes(&r, HTMM_FAST_NODE));
+
+	finish_workload(_metadata, &self->c);
+}
+
+/* Explicit mempolicies win over the limit (max_at_node0 = 0). */
+FIXTURE(htmm_policy) {
+	struct htmm_cg_ctx c;
+};
+
+FIXTURE_VARIANT(htmm_policy) {
+	int mode;
+	bool use_mbind;
+	unsigned long nodemask;
+	bool all_on_fast;	/* else: interleaved over both nodes */
+};
+
+FIXTURE_VARIANT_ADD(htmm_policy, set_mempolicy_bind) {
+	.mode = MPOL_BIND, .nodemask = 1UL << HTMM_FAST_NODE, .all_on_fast = true,
+};
+
+FIXTURE_VARIANT_ADD(htmm_policy, set_mempolicy_preferred) {
+	.mode = MPOL_PREFERRED, .nodemask = 1UL << HTMM_FAST_NODE,
+	.all_on_fast = true,
+};
+
+FIXTURE_VARIANT_ADD(htmm_policy, mbind_bind) {
+	.mode = MPOL_BIND, .use_mbind = true, .nodemask = 1UL << HTMM_FAST_NODE,
+	.all_on_fast = true,
+};
+
+FIXTURE_VARIANT_ADD(htmm_policy, set_mempolicy_interleave) {
+	.mode = MPOL_INTERLEAVE,
+	.nodemask = (1UL << HTMM_FAST_NODE) | (1UL << HTMM_SLOW_NODE),
+};
+
+FIXTURE_SETUP(htmm_policy)
+{
+	htmm_cg_ctx_setup(_metadata, &self->c, true);
+}
+
+FIXTURE_TEARDOWN(htmm_policy)
+{
+	htmm_cg_ctx_teardown(_metadata, &self->c);
+}
+
+TEST_F_TIMEOUT(htmm_policy, wins_over_limit, WORKLOAD_TIMEOUT)
+{
+	const struct htmm_workload w = {
+		.size = 16 * MiB, .no_thp = true, .policy = variant->mode,
+		.policy_mbind = variant->use_mbind,
+		.nodemask = variant->nodemask,
+	};
+	struct htmm_result r;
+
+	set_limit(_metadata, &self->c, HTMM_FAST_NODE, "0");
+	set_enabled(_metadata, &self->c, true);
+
+	run_workload(_metadata, &self->c, &w, &r, "16M with policy, limit 0");
+	if (variant->all_on_fast) {
+		EXPECT_EQ(r.pages, r.per_node[HTMM_FAST_NODE]);
+	} else {
+		EXPECT_LE(r.pages / 4, r.per_node[HTMM_FAST_NODE]);
+		EXPECT_LE(r.pages / 4, r.per_node[HTMM_SLOW_NODE]);
+	}
+
+	finish_workload(_metadata, &self->c);
+}
+
+TEST_HARNESS_MAIN

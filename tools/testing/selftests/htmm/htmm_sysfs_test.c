@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * htmm tunables in /sys/kernel/mm/htmm/.
+ *
+ * Every tunable is a fixture variant, so each (tunable, check) pair is its
+ * own test. The "htmm_default" fixture is declared first so that all
+ * default values are checked before any other test writes a tunable.
+ */
+#define _GNU_SOURCE
+#include "htmm_util.h"	/* includes kselftest_harness.h */
+
+/* Values accepted by the string tunables (all of them share this set). */
+static const char *const cxl_mode_values[] = { "enabled", "disabled" };
+
+static const char *const numeric_bad_inputs[] = {
+	"abc", "", "-1", "1.5", "12abc", "99999999999999999999999",
+};
+
+static const char *const string_bad_inputs[] = {
+	"", "enable", "1", "yes", "enabled disabled",
+};
+
+struct htmm_tunable {
+	const char *name;
+	bool is_string;
+	unsigned long long def, min, max;	/* numeric tunables */
+	const char *str_def;			/* string tunables */
+};
+
+/* Index of each tunable in htmm_tunables[] */
+enum {
+	T_HTMM_SAMPLE_PERIOD,
+	T_HTMM_INST_SAMPLE_PERIOD,
+	T_HTMM_THRES_HOT,
+	T_HTMM_SPLIT_PERIOD,
+	T_HTMM_ADAPTATION_PERIOD,
+	T_HTMM_COOLING_PERIOD,
+	T_HTMM_MODE,
+	T_HTMM_DEMOTION_PERIOD_IN_MS,
+	T_HTMM_PROMOTION_PERIOD_IN_MS,
+	T_HTMM_GAMMA,
+	T_KSAMPLED_SOFT_CPU_QUOTA,
+	T_HTMM_THRES_SPLIT,
+	T_HTMM_NOWARM,
+	T_HTMM_CXL_MODE,
+	NR_TUNABLES
+};
+
+static const struct htmm_tunable htmm_tunables[NR_TUNABLES] = {
+	/* numeric tunables: name, default, min, max */
+	[T_HTMM_SAMPLE_PERIOD] = {
+		.name = "htmm_sample_period",
+		.def = 199, .min = 1, .max = 2147483647,
+	},
+	[T_HTMM_INST_SAMPLE_PERIOD] = {
+		.name = "htmm_inst_sample_period",
+		.def = 100007, .min = 1, .max = 2147483647,
+	},
+	[T_HTMM_THRES_HOT] = {
+		.name = "htmm_thres_hot",
+		.def = 1, .min = 0, .max = 15,
+	},
+	[T_HTMM_SPLIT_PERIOD] = {
+		.name = "htmm_split_period",
+		.def = 2, .min = 1, .max = 1000,
+	},
+	[T_HTMM_ADAPTATION_PERIOD] = {
+		.name = "htmm_adaptation_period",
+		.def = 100000, .min = 1, .max = 2147483647,
+	},
+	[T_HTMM_COOLING_PERIOD] = {
+		.name = "htmm_cooling_period",
+		.def = 2000000, .min = 1, .max = 2147483647,
+	},
+	[T_HTMM_MODE] = {
+		.name = "htmm_mode",
+		.def = 2, .min = 0, .max = 2,
+	},
+	[T_HTMM_DEMOTION_PERIOD_IN_MS] = {
+		.name = "htmm_demotion_period_in_ms",
+		.def = 500, .min = 10, .max = 60000,
+	},
+	[T_HTMM_PROMOTION_PERIOD_IN_MS] = {
+		.name = "htmm_promotion_period_in_ms",
+		.def = 500, .min = 10, .max = 60000,
+	},
+	[T_HTMM_GAMMA] = {
+		.name = "htmm_gamma",
+		.def = 4, .min = 0, .max = 10,
+	},
+	[T_KSAMPLED_SOFT_CPU_QUOTA] = {
+		.name = "ksampled_soft_cpu_quota",
+		.def = 30, .min = 0, .max = 1000,
+	},
+	[T_HTMM_THRES_SPLIT] = {
+		.name = "htmm_thres_split",
+		.def = 2, .min = 0, .max = 15,
+	},
+	[T_HTMM_NOWARM] = {
+		.name = "htmm_nowarm",
+		.def = 0, .min = 0, .max = 1,
+	},
+	/* string tunables: name, default */
+	[T_HTMM_CXL_MODE] = {
+		.name = "htmm_cxl_mode",
+		.is_string = true, .str_def = "disabled",
+	},
+};
+
+static void tunable_path(char *buf, size_t size, const struct htmm_tunable *t)
+{
+	snprintf(buf, size, HTMM_SYSFS_DIR "/%s", t->name);
+}
+
+static bool htmm_sysfs_present(void)
+{
+	struct stat st;
+
+	return !stat(HTMM_SYSFS_DIR, &st) && S_ISDIR(st.st_mode);
+}
+
+/* Expected file content of the default: "%u\n" or "string\n". */
+static void default_text(char *buf, size_t size, const struct htmm_tunable *t)
+{
+	if (t->is_string)
+		snprintf(buf, size, "%s\n", t->str_def);
+	else
+		snprintf(buf, size, "%llu\n", t->def);
+}
+
+/* ------------------------------------------------------------------ */
+/* Directory listing                                                   */
+/* ------------------------------------------------------------------ */
+
+TEST(all_tunables_listed)
+{
+	bool found[ARRAY_SIZE(htmm_tunables)] = { false };
+	struct dirent *de;
+	unsigned int i;
+	DIR *dir;
+
+	if (!htmm_sysfs_present())
+		SKIP(return, HTMM_SYSFS_DIR " not present (htmm not built in?)");
+
+	dir = opendir(HTMM_SYSFS_DIR);
+	ASSERT_NE(NULL, dir) TH_LOG("opendir: %s", strerror(errno));
+	while ((de = readdir(dir)))
+		for (i = 0; i < ARRAY_SIZE(htmm_tunables); i++)
+			if (!strcmp(de->d_name, htmm_tunables[i].name))
+				found[i] = true;
+	closedir(dir);
+
+	for (i = 0; i < ARRAY_SIZE(htmm_tunables); i++) {
+		const char *name = htmm_tunables[i].name;
+
+		EXPECT_TRUE(found[i]) TH_LOG("%s missing", name);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Defaults (run before anything writes a tunable)                     */
+/* ------------------------------------------------------------------ */
+
+FIXTURE(htmm_default) {
+	char path[PATH_MAX];
+};
+
+FIXTURE_VARIANT(htmm_default) {
+	const struct htmm_tunable *t;
+};
+
+FIXTURE_VARIANT_ADD(htmm_default, htmm_sample_period) {
+	.t = &htmm_tunables[T_HTMM_SAMPLE_PERIOD],
+};
+
+FIXTURE_VARIANT_ADD(htmm_default, htmm_inst_sample_period) {
+	.t = &htmm_tunables[T_HTMM_INST_SAMPLE_PERIOD],
+};
+
+FIXTURE_VARIANT_ADD(htmm_default, htmm_thres_hot) {
+	.t = &htmm_tunables[T_HTMM_THRES_HOT],
+};
+
+FIXTURE_VARIANT_ADD(htmm_default, htmm_split_period) {
+	.t = &htmm_tunables[T_HTMM_SPLIT_PERIOD],
+};
+
+FIXTURE_VARIANT_ADD(htmm_default, htmm_adaptation_period) {
+	.t = &htmm_tunables[T_HTMM_ADAPTATION_PERIOD],
+};
+
+FIXTURE_VARIANT_ADD(htmm_default, htmm_cooling_period) {
+	.t = &htmm_tunables[T_HTMM_COOLING_PERIOD],
+};
+
+FIXTURE_VARIANT_ADD(htmm_default, htmm_mode) {
+	.t = &htmm_tunables[T_HTMM_MODE],
+};
+
+FIXTURE_VARIANT_ADD(htmm_default, htmm_demotion_period_in_ms) {
+	.t = &htmm_tunables[T_HTMM_DEMOTION_PERIOD_IN_MS],
+};
+
+FIXTURE_VARIANT_ADD(htmm_default, htmm_promotion_period_in_ms) {
+	.t = &htmm_tunables[T_HTMM_PROMOTION_PERIOD_IN_MS],
+};
+
+FIXTURE_VARIANT_ADD(htmm_default, htmm_gamma) {
+	.t = &htmm_tunables[T_HTMM_GAMMA],
+};
+
+FIXTURE_VARIANT_ADD(htmm_default, ksampled_soft_cpu_quota) {
+	.t = &htmm_tunables[T_KSAMPLED_SOFT_CPU_QUOTA],
+};
+
+FIXTURE_VARIANT_ADD(htmm_default, htmm_thres_split) {
+	.t = &htmm_tunables[T_HTMM_THRES_SPLIT],
+};
+
+FIXTURE_VARIANT_ADD(htmm_default, htmm_nowarm) {
+	.t = &htmm_tunables[T_HTMM_NOWARM],
+};
+
+FIXTURE_VARIANT_ADD(htmm_default, htmm_cxl_mode) {
+	.t = &htmm_tunables[T_HTMM_CXL_MODE],
+};
+
+FIXTURE_SETUP(htmm_default)
+{
+	if (!htmm_sysfs_present())
+		SKIP(return, HTMM_SYSFS_DIR " not present (htmm not built in?)");
+	tunable_path(self->path, sizeof(self->path), variant->t);
+}
+
+FIXTURE_TEARDOWN(htmm_default)
+{
+}
+
+TEST_F(htmm_default, value)
+{
+	char want[64], buf[256];
+	ssize_t n;
+
+	default_text(want, sizeof(want), variant->t);
+	n = htmm_read_file(self->path, buf, sizeof(buf));
+	ASSERT_LE(0, n) TH_LOG("read %s: %s", self->path, strerror(-n));
+	EXPECT_CONTENT(want, buf, "default");
+}
+
+/* ------------------------------------------------------------------ */
+/* Round trip, bad input, permissions                                  */
+/* ------------------------------------------------------------------ */
+
+FIXTURE(htmm_tunable) {
+	char path[PATH_MAX];
+	char saved[256];	/* value before the test, restored in teardown */
+	bool have_saved;
+};
+
+FIXTURE_VARIANT(htmm_tunable) {
+	const struct htmm_tunable *t;
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_sample_period) {
+	.t = &htmm_tunables[T_HTMM_SAMPLE_PERIOD],
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_inst_sample_period) {
+	.t = &htmm_tunables[T_HTMM_INST_SAMPLE_PERIOD],
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_thres_hot) {
+	.t = &htmm_tunables[T_HTMM_THRES_HOT],
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_split_period) {
+	.t = &htmm_tunables[T_HTMM_SPLIT_PERIOD],
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_adaptation_period) {
+	.t = &htmm_tunables[T_HTMM_ADAPTATION_PERIOD],
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_cooling_period) {
+	.t = &htmm_tunables[T_HTMM_COOLING_PERIOD],
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_mode) {
+	.t = &htmm_tunables[T_HTMM_MODE],
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_demotion_period_in_ms) {
+	.t = &htmm_tunables[T_HTMM_DEMOTION_PERIOD_IN_MS],
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_promotion_period_in_ms) {
+	.t = &htmm_tunables[T_HTMM_PROMOTION_PERIOD_IN_MS],
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_gamma) {
+	.t = &htmm_tunables[T_HTMM_GAMMA],
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, ksampled_soft_cpu_quota) {
+	.t = &htmm_tunables[T_KSAMPLED_SOFT_CPU_QUOTA],
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_thres_split) {
+	.t = &htmm_tunables[T_HTMM_THRES_SPLIT],
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_nowarm) {
+	.t = &htmm_tunables[T_HTMM_NOWARM],
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_cxl_mode) {
+	.t = &htmm_tunables[T_HTMM_CXL_MODE],
+};
+
+FIXTURE_SETUP(htmm_tunable)
+{
+	ssize_t n;
+
+	if (!htmm_sysfs_present())
+		SKIP(return, HTMM_SYSFS_DIR " not present (htmm not built in?)");
+	tunable_path(self->path, sizeof(self->path), variant->t);
+	n = htmm_read_file(self->path, self->saved, sizeof(self->saved));
+	ASSERT_LE(0, n) TH_LOG("read %s: %s", self->path, strerror(-n));
+	self->have_saved = true;
+}
+
+FIXTURE_TEARDOWN(htmm_tunable)
+{
+	char buf[256];
+	int err;
+
+	if (!self->have_saved)
+		return;
+	err = htmm_write_str(self->path, self->saved);
+	EXPECT_EQ(0, err) TH_LOG("restoring %s failed: %s", self->path,
+				 strerror(-err));
+	EXPECT_LE(0, htmm_read_file(self->path, buf, sizeof(buf)));
+	EXPECT_CONTENT(self->saved, buf, "restored value");
+}
+
+TEST_F(htmm_tunable, round_trip)
+{
+	const struct htmm_tunable *t = variant->t;
+	char in[64], want[64];
+	unsigned int i;
+
+	if (t->is_string) {
+		for (i = 0; i < 2; i++) {
+			const char *v = cxl_mode_values[i];
+
+			snprintf(want, sizeof(want), "%s\n", v);
+			/* without and with the trailing newline */
+			htmm_expect_write_reads(_metadata, self->path, v, want);
+			htmm_expect_write_reads(_metadata, self->path, want, want);
+		}
+		default_text(want, sizeof(want), t);
+		htmm_expect_write_reads(_metadata, self->path, t->str_def, want);
+		return;
+	}
+
+	/* min with a trailing newline, max without */
+	snprintf(in, sizeof(in), "%llu\n", t->min);
+	htmm_expect_write_reads(_metadata, self->path, in, in);
+	snprintf(in, sizeof(in), "%llu", t->max);
+	snprintf(want, sizeof(want), "%llu\n", t->max);
+	htmm_expect_write_reads(_metadata, self->path, in, want);
+	/* back to the default */
+	snprintf(in, sizeof(in), "%llu", t->def);
+	default_text(want, sizeof(want), t);
+	htmm_expect_write_reads(_metadata, self->path, in, want);
+}
+
+TEST_F(htmm_tunable, bad_input)
+{
+	const struct htmm_tunable *t = variant->t;
+	char old[256], in[64];
+	unsigned int i;
+	ssize_t n;
+
+	n = htmm_read_file(self->path, old, sizeof(old));
+	ASSERT_LE(0, n);
+
+	if (t->is_string) {
+		for (i = 0; i < ARRAY_SIZE(string_bad_inputs); i++)
+			htmm_expect_bad_input(_metadata, self->path,
+					      string_bad_inputs[i], old, true);
+		return;
+	}
+
+	for (i = 0; i < ARRAY_SIZE(numeric_bad_inputs); i++)
+		htmm_expect_bad_input(_metadata, self->path,
+				      numeric_bad_inputs[i], old, true);
+	if (t->min > 0) {
+		snprintf(in, sizeof(in), "%llu", t->min - 1);
+		htmm_expect_bad_input(_metadata, self->path, in, old, true);
+	}
+	snprintf(in, sizeof(in), "%llu", t->max + 1);
+	htmm_expect_bad_input(_metadata, self->path, in, old, true);
+}
+
+TEST_F(htmm_tunable, permissions)
+{
+	htmm_expect_root_rw_file(_metadata, self->path);
+}
+
+TEST_HARNESS_MAIN
