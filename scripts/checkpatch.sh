@@ -14,12 +14,25 @@ CP=$SRC/scripts/checkpatch.pl
 tap=0
 [ "${1:-}" = "--tap" ] && tap=1
 
-mapfile -t patches < <(cd "$HTMM_TOP" && ls patches/*.patch)
+# The exported series: our hook patches together with the new files, as a
+# reviewer receives them (commit messages, MAINTAINERS, Kconfig help).
+"$HTMM_TOP/scripts/export-series.sh" > /dev/null || die "exporting the series failed"
+mapfile -t patches < <(ls "$BUILD"/series/0*.patch | grep -v 0000-cover-letter)
 mapfile -t files < <(cd "$HTMM_TOP" && ls mm/htmm/*.[ch] include/linux/htmm.h \
 	tools/testing/selftests/htmm/*.[ch] 2>/dev/null)
 opts=(--strict --quiet --no-summary --show-types --root="$SRC")
 n=0 bad=0
-[ $tap = 1 ] && echo "1..$(( ${#patches[@]} + ${#files[@]} ))"
+[ $tap = 1 ] && echo "1..$(( ${#patches[@]} + ${#files[@]} + 1 ))"
+# The new paths we add to the kernel tree, as MAINTAINERS names them.
+overlay_paths() {
+	echo Documentation/ABI/testing/sysfs-kernel-mm-htmm
+	echo Documentation/admin-guide/mm/htmm.rst
+	echo include/linux/htmm.h
+	echo mm/htmm/
+	echo tools/testing/selftests/htmm/
+	[ -e include/trace/events/htmm.h ] && echo include/trace/events/htmm.h
+	true
+}
 check() {
 	local what=$1 out
 	shift
@@ -37,7 +50,21 @@ check() {
 		fi
 	fi
 }
-for p in "${patches[@]}"; do check "$p" "$p"; done
+# checkpatch asks every patch that adds a file to update MAINTAINERS; ours
+# has one MAINTAINERS entry (added by the core patch) for all our paths, so
+# that question is answered once, below, instead of per patch.
+for p in "${patches[@]}"; do check "series/${p##*/}" --ignore FILE_PATH_CHANGES "$p"; done
+n=$((n + 1))
+missing=$(cd "$HTMM_TOP" && for f in $(overlay_paths); do
+		grep -q "^+F:	$f" "$BUILD"/series/0*.patch || echo "$f"
+	done)
+if [ -z "$missing" ]; then
+	[ $tap = 1 ] && echo "ok $n MAINTAINERS covers every new path"
+else
+	bad=$((bad + 1))
+	echo "${tap:+not ok $n MAINTAINERS covers every new path}"
+	echo "# not in MAINTAINERS: $missing"
+fi
 for f in "${files[@]}"; do check "$f" -f "$f"; done
 [ $tap = 0 ] && echo "checkpatch: $bad of $n files with findings"
 [ $bad -eq 0 ]

@@ -35,6 +35,13 @@ for c in "$SRC"/tools/testing/selftests/htmm/*_test.c; do
 	cp "$b" "$root/htmm/tests/"
 done
 
+# Guest helper programs of our own.
+for c in "$HTMM_TOP"/tools/htmm/*.c; do
+	[ -e "$c" ] || continue
+	gcc -static -O2 -Wall -Wextra -Werror -o "$root/htmm/bin/$(basename "$c" .c)" "$c" ||
+		die "building $(basename "$c") failed"
+done
+
 # Guest tools that ship a smoke script.
 if [ -f "$HTMM_TOP/tools/tierbench/Makefile" ]; then
 	make -s -C "$HTMM_TOP/tools/tierbench" O="$BUILD/tierbench" >/dev/null ||

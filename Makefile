@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Developer shortcuts.  Each target is a thin wrapper around scripts/.
+# The two commands of the README are scripts/demo.sh and scripts/test.sh.
+
+.PHONY: all demo test kernel kernel-debug vm patches check-series checkpatch clean distclean
+
+all: demo
+
+demo:			## build the demo kernel, boot the two-tier VM, tour htmm
+	scripts/demo.sh
+
+test:			## every test: host suites, KUnit and kselftests in the VM
+	scripts/test.sh
+
+kernel:			## build the demo kernel only
+	scripts/build-kernel.sh demo
+
+kernel-debug:		## build the debug (test) kernel only
+	scripts/build-kernel.sh debug
+
+vm:			## interactive shell in the two-tier guest
+	scripts/vm.sh
+
+patches:		## export a git-am series with a cover letter to build/series
+	scripts/export-series.sh
+
+check-series:		## export the series and build each step of it
+	scripts/export-series.sh --check
+
+checkpatch:		## checkpatch --strict on our patches and files
+	scripts/checkpatch.sh
+
+clean:			## remove kernel build outputs and logs (keeps the source import)
+	rm -rf build/kernel-* build/logs build/selftests build/series build/series-check \
+		build/tierbench* build/*.cpio
+
+distclean:		## remove everything under build/
+	rm -rf build

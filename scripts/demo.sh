@@ -1,0 +1,18 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The main job: build the htmm demo kernel, boot it in the two-tier guest
+# and run a scripted tour of htmm (scripts/guest/demo.sh).
+# Console log: $BUILD/logs/demo-console.log
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+need_packages "${BUILD_PACKAGES[@]}"
+"$HTMM_TOP/scripts/build-kernel.sh" demo
+initrd=$BUILD/initramfs.cpio
+"$HTMM_TOP/scripts/mkinitramfs.sh" "$initrd" > /dev/null
+mkdir -p "$BUILD/logs"
+note "booting the demo kernel: node 0 = CPUs + ${FAST_MB:-512} MiB fast, node 1 = ${SLOW_MB:-2048} MiB slow"
+"$HTMM_TOP/scripts/run-vm.sh" --kernel "$BUILD/kernel-demo/arch/x86/boot/bzImage" \
+	--initrd "$initrd" --append "guest_job=demo quiet" \
+	--console "$BUILD/logs/demo-console.log" --timeout "${DEMO_TIMEOUT:-900}"
