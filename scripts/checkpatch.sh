@@ -19,6 +19,7 @@ tap=0
 "$HTMM_TOP/scripts/export-series.sh" > /dev/null || die "exporting the series failed"
 mapfile -t patches < <(ls "$BUILD"/series/0*.patch | grep -v 0000-cover-letter)
 mapfile -t files < <(cd "$HTMM_TOP" && ls mm/htmm/*.[ch] include/linux/htmm.h \
+	include/trace/events/htmm.h tools/htmm/*.c tools/htmm/policy/*.c \
 	tools/testing/selftests/htmm/*.[ch] 2>/dev/null)
 opts=(--strict --quiet --no-summary --show-types --root="$SRC")
 n=0 bad=0

@@ -13,13 +13,68 @@
 #include <linux/jump_label.h>
 #include <linux/types.h>
 
+struct folio;
 struct htmm_memcg;
 struct mem_cgroup;
 struct mm_struct;
+struct page_ext_operations;
 
 #ifdef CONFIG_HTMM
 
+/* On while at least one cgroup has htmm enabled. */
 DECLARE_STATIC_KEY_FALSE(htmm_active_key);
+/* On from the first enable: pages may carry htmm metadata from then on. */
+DECLARE_STATIC_KEY_FALSE(htmm_meta_key);
+
+extern struct page_ext_operations htmm_page_ext_ops;
+
+void htmm_uncharge_folio(struct folio *folio, struct mem_cgroup *memcg);
+void htmm_migrate_folio(struct folio *old, struct folio *new,
+			struct mem_cgroup *memcg);
+void htmm_split_folio(struct folio *folio, unsigned int new_order);
+
+/**
+ * htmm_uncharge - A folio is uncharged (freed): drop its access metadata.
+ * @folio: The folio.
+ * @memcg: The cgroup it was charged to.
+ *
+ * Context: Any context.
+ */
+static inline void htmm_uncharge(struct folio *folio, struct mem_cgroup *memcg)
+{
+	if (static_branch_unlikely(&htmm_meta_key))
+		htmm_uncharge_folio(folio, memcg);
+}
+
+/**
+ * htmm_migrate - A folio's charge moved to its migration target.
+ * @old: The source folio.
+ * @new: The target folio.
+ * @memcg: The cgroup.
+ *
+ * Moves the access metadata along with the data.
+ *
+ * Context: Process context; both folios are locked.
+ */
+static inline void htmm_migrate(struct folio *old, struct folio *new,
+				struct mem_cgroup *memcg)
+{
+	if (static_branch_unlikely(&htmm_meta_key))
+		htmm_migrate_folio(old, new, memcg);
+}
+
+/**
+ * htmm_split - A large folio is about to be split.
+ * @folio: The folio, locked with its refcount frozen.
+ * @new_order: The order of the pieces.
+ *
+ * Hands the per-page access counts to the new folios.
+ */
+static inline void htmm_split(struct folio *folio, unsigned int new_order)
+{
+	if (static_branch_unlikely(&htmm_meta_key))
+		htmm_split_folio(folio, new_order);
+}
 
 int __htmm_alloc_node(struct mm_struct *mm, gfp_t gfp, unsigned int order,
 		      int nid);
@@ -70,6 +125,19 @@ static inline void htmm_memcg_free(struct mem_cgroup *memcg)
 }
 
 static inline void htmm_memcg_offline(struct mem_cgroup *memcg)
+{
+}
+
+static inline void htmm_uncharge(struct folio *folio, struct mem_cgroup *memcg)
+{
+}
+
+static inline void htmm_migrate(struct folio *old, struct folio *new,
+				struct mem_cgroup *memcg)
+{
+}
+
+static inline void htmm_split(struct folio *folio, unsigned int new_order)
 {
 }
 

@@ -18,12 +18,16 @@
 #include "internal.h"
 
 DEFINE_STATIC_KEY_FALSE(htmm_active_key);
+DEFINE_STATIC_KEY_FALSE(htmm_meta_key);
 
 /* Serialises enable/disable and limit changes, see internal.h. */
 DEFINE_MUTEX(htmm_lock);
 
 /* Number of cgroups with htmm enabled.  Protected by htmm_lock. */
 static unsigned int htmm_nr_enabled;
+
+LIST_HEAD(htmm_enabled_list);
+DEFINE_SPINLOCK(htmm_list_lock);
 
 /**
  * htmm_memcg_set_enabled - Enable or disable htmm for a memory cgroup.
@@ -40,25 +44,59 @@ int htmm_memcg_set_enabled(struct mem_cgroup *memcg, bool enable)
 {
 	struct htmm_memcg *hm = htmm_memcg(memcg);
 
+	int err = 0;
+
 	mutex_lock(&htmm_lock);
 	if (hm->enabled == enable)
 		goto out;
 	if (enable) {
-		if (htmm_nr_enabled++ == 0) {
+		if (htmm_nr_enabled == 0) {
+			err = htmm_sampler_start();
+			if (err)
+				goto out;
+			static_branch_enable(&htmm_meta_key);
 			static_branch_enable(&htmm_active_key);
 			pr_info("active\n");
 		}
+		htmm_nr_enabled++;
+		hm->memcg = memcg;
+		spin_lock(&htmm_list_lock);
+		list_add_tail(&hm->node, &htmm_enabled_list);
+		spin_unlock(&htmm_list_lock);
 		WRITE_ONCE(hm->enabled, true);
 	} else {
 		WRITE_ONCE(hm->enabled, false);
+		spin_lock(&htmm_list_lock);
+		list_del(&hm->node);
+		spin_unlock(&htmm_list_lock);
 		if (--htmm_nr_enabled == 0) {
+			htmm_sampler_stop();
 			static_branch_disable(&htmm_active_key);
 			pr_info("inactive\n");
 		}
 	}
 out:
 	mutex_unlock(&htmm_lock);
-	return 0;
+	return err;
+}
+
+/**
+ * htmm_sampler_restart - Restart ksamplingd after the sampler changed.
+ *
+ * Context: Process context, may sleep.  Takes htmm_lock.
+ * Return: 0 or the error of the new start.
+ */
+int htmm_sampler_restart(void)
+{
+	int err = 0;
+
+	mutex_lock(&htmm_lock);
+	if (htmm_nr_enabled) {
+		htmm_sampler_stop();
+		err = htmm_sampler_start();
+	}
+	mutex_unlock(&htmm_lock);
+	return err;
 }
 
 /**
@@ -83,6 +121,9 @@ static int __init htmm_init(void)
 	err = htmm_memcg_init();
 	if (err)
 		return err;
+	err = htmm_debugfs_init();
+	if (err)
+		pr_warn("no debugfs files: %d\n", err);
 	pr_info("initialised\n");
 	return 0;
 }

@@ -6,8 +6,53 @@
 #include <linux/nodemask.h>
 #include <linux/numa.h>
 #include <linux/page_counter.h>
+#include <linux/string.h>
 
 #include "internal.h"
+
+/* The policy core's cases, shared with the host tests. */
+struct htmm_ptest {
+	struct kunit *test;
+};
+
+#define PT_EXPECT(t, cond) KUNIT_EXPECT_TRUE((t)->test, cond)
+#define PT_EXPECT_EQ(t, a, b) KUNIT_EXPECT_EQ((t)->test, (u64)(a), (u64)(b))
+
+#include "policy_tests.h"
+
+static const void *htmm_policy_gen(const void *prev, char *desc)
+{
+	const struct htmm_policy_case *c = prev;
+
+	c = c ? c + 1 : htmm_policy_cases;
+	if (!c->name)
+		return NULL;
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+	return c;
+}
+
+static void htmm_test_policy(struct kunit *test)
+{
+	const struct htmm_policy_case *c = test->param_value;
+	struct htmm_ptest t = { .test = test };
+
+	c->fn(&t);
+}
+
+static void htmm_test_period_ladder(struct kunit *test)
+{
+	unsigned int level, p, prev = 199;
+
+	KUNIT_EXPECT_EQ(test, htmm_period_at(199, 0), 199U);
+	for (level = 1; level < 12; level++) {
+		p = htmm_period_at(199, level);
+		KUNIT_EXPECT_GT(test, p, prev);
+		prev = p;
+	}
+	KUNIT_EXPECT_EQ(test, htmm_period_at(INT_MAX, 3), (unsigned int)INT_MAX);
+	/* The steps are primes. */
+	KUNIT_EXPECT_EQ(test, htmm_period_at(100, 1), 151U);
+}
 
 static void htmm_test_parse_uint(struct kunit *test)
 {
@@ -109,6 +154,8 @@ static struct kunit_case htmm_core_cases[] = {
 	KUNIT_CASE(htmm_test_over_limit),
 	KUNIT_CASE(htmm_test_pick_node),
 	KUNIT_CASE(htmm_test_defaults),
+	KUNIT_CASE(htmm_test_period_ladder),
+	KUNIT_CASE_PARAM(htmm_test_policy, htmm_policy_gen),
 	{}
 };
 

@@ -8,8 +8,16 @@
 #include <linux/atomic.h>
 #include <linux/gfp_types.h>
 #include <linux/memcontrol.h>
+#include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
+
+#include "policy.h"
+
+struct page;
+struct page_ext;
+struct seq_file;
 
 /*
  * Tunables, exposed in /sys/kernel/mm/htmm/.  Each field is written with
@@ -31,6 +39,24 @@ struct htmm_params {
 	unsigned int thres_split;		/* lowest splittable skew class */
 	unsigned int nowarm;			/* 1: no warm set */
 	unsigned int cxl_mode;			/* 1: CPU-less nodes are slow */
+	unsigned int sampler;			/* enum htmm_sampler */
+	unsigned int perf_event;		/* enum htmm_perf_event */
+	unsigned int abit_interval_ms;		/* between two abit scans */
+	unsigned int abit_rate_mb;		/* abit scan rate, MiB/s */
+};
+
+enum htmm_sampler {
+	HTMM_SAMPLER_AUTO,
+	HTMM_SAMPLER_PEBS,
+	HTMM_SAMPLER_ABIT,
+	HTMM_SAMPLER_INJECT,
+	HTMM_NR_SAMPLERS,
+};
+
+enum htmm_perf_event {
+	HTMM_PERF_PEBS,		/* the PEBS events of the CPU model */
+	HTMM_PERF_SW,		/* software page-fault events (testing) */
+	HTMM_NR_PERF_EVENTS,
 };
 
 enum htmm_mode {
@@ -42,6 +68,43 @@ enum htmm_mode {
 
 extern struct htmm_params htmm_params;
 
+/* Kinds of access samples. */
+enum htmm_kind {
+	HTMM_LOAD_FAST,		/* load served by the fast tier */
+	HTMM_LOAD_SLOW,		/* load served by a slower tier */
+	HTMM_STORE,
+	HTMM_ACCESS,		/* an access of unknown kind (Accessed bit) */
+	HTMM_NR_KINDS,
+};
+
+/* Where samples come from. */
+enum htmm_source {
+	HTMM_SRC_PEBS,
+	HTMM_SRC_ABIT,
+	HTMM_SRC_INJECT,
+	HTMM_NR_SOURCES,
+};
+
+extern const char * const htmm_kind_names[HTMM_NR_KINDS];
+extern const char * const htmm_source_names[HTMM_NR_SOURCES];
+
+/*
+ * Per-4 KiB-page metadata, kept in page_ext (16 bytes a page).  For a large
+ * folio, every page keeps its own subpage count and the head page also
+ * keeps the folio's.  Protected by the lock of the htmm_memcg whose id is
+ * in @memcg_id; a page whose @memcg_id does not match the folio's cgroup
+ * is not accounted anywhere.
+ */
+struct htmm_meta {
+	u32 count;	/* samples on this 4 KiB page */
+	u32 hcount;	/* head of a large folio: samples on the folio */
+	u16 epoch;	/* cgroup cooling epoch @count is up to date with */
+	u16 hepoch;	/* the same for @hcount */
+	u8 bin;		/* bin of this page in the split histogram */
+	u8 hbin;	/* head of a large folio: its bin in the histogram */
+	u16 memcg_id;	/* head: cgroup whose histograms count the folio */
+};
+
 /*
  * Per memory cgroup state, hanging off mem_cgroup->htmm.  It is allocated
  * with the memcg and freed with it, so it is valid wherever the memcg is.
@@ -51,6 +114,28 @@ struct htmm_memcg {
 	bool enabled;
 	atomic_long_t nr_alloc_redirected;
 	atomic_long_t nr_alloc_over_limit;
+
+	/*
+	 * Protects the histograms, the epoch, the thresholds, the sample
+	 * counters below and the htmm_meta of every page accounted here.
+	 * Taken with interrupts off (folios may be freed from any context).
+	 */
+	spinlock_t lock;
+	struct htmm_hist hist;		/* one entry per folio */
+	struct htmm_hist hist_split;	/* one entry per 4 KiB page */
+	u16 epoch;			/* coolings so far */
+	unsigned int hot, warm;		/* current thresholds */
+	u64 capacity;			/* fast-tier pages used for them */
+	u64 samples_since_adapt;
+	u64 samples_since_cool;
+	unsigned long usage_at_cool;	/* memory.current at last cooling */
+	u64 nr_samples[HTMM_NR_KINDS];
+	u64 nr_samples_src[HTMM_NR_SOURCES];
+	u64 nr_unaccounted;		/* inconsistencies repaired */
+
+	/* On htmm_enabled_list while enabled; under htmm_list_lock. */
+	struct list_head node;
+	struct mem_cgroup *memcg;	/* back pointer, fixed */
 	/*
 	 * Fast-tier budget: the most pages of this cgroup that may reside
 	 * on each node, indexed by node id (nr_node_ids entries).
@@ -80,5 +165,84 @@ unsigned long htmm_memcg_node_pages(struct mem_cgroup *memcg, int nid);
 
 int __init htmm_sysfs_init(void);
 int __init htmm_memcg_init(void);
+
+/* meta.c: per-page metadata and sample accounting */
+void htmm_memcg_state_init(struct htmm_memcg *hm);
+int htmm_ingest_page(struct page *page, enum htmm_kind kind,
+		     enum htmm_source src);
+int htmm_ingest_vaddr(pid_t pid, unsigned long vaddr, enum htmm_kind kind,
+		      enum htmm_source src);
+struct page *htmm_get_user_page(pid_t pid, unsigned long vaddr);
+
+struct htmm_page_info {
+	u32 count;		/* samples on the 4 KiB page */
+	u32 folio_count;	/* samples on its folio */
+	unsigned int bin;	/* bin of the page (split histogram) */
+	unsigned int folio_bin;	/* bin of the folio (histogram) */
+	unsigned int nr_pages;	/* pages in the folio */
+	unsigned int epoch;	/* the cgroup's cooling epoch */
+	bool hot;		/* folio at or above the hot threshold */
+};
+
+int htmm_page_info(struct page *page, struct htmm_page_info *info);
+void htmm_memcg_adapt(struct mem_cgroup *memcg);
+void htmm_memcg_stat(struct mem_cgroup *memcg, struct seq_file *m);
+struct htmm_meta *htmm_meta_get(struct page *page, struct page_ext **ext);
+
+/*
+ * Enabled cgroups.  Changed under htmm_lock and htmm_list_lock; walked
+ * under htmm_list_lock (a spinlock, so ksamplingd can walk it while
+ * htmm_lock is held by someone stopping ksamplingd).
+ */
+extern struct list_head htmm_enabled_list;
+extern spinlock_t htmm_list_lock;
+
+/* sampler.c */
+struct htmm_record {
+	u64 paddr;		/* 0 if unknown */
+	u64 vaddr;
+	pid_t pid;
+	u8 kind;		/* enum htmm_kind */
+	u8 src;			/* enum htmm_source */
+};
+
+#define HTMM_RING_SIZE	1024
+
+/* A sample source.  Callbacks run in ksamplingd, with htmm running. */
+struct htmm_source_ops {
+	const char *name;
+	int (*start)(unsigned int period, unsigned int inst_period);
+	void (*stop)(void);
+	void (*set_period)(unsigned int period, unsigned int inst_period);
+	void (*tick)(unsigned int level);
+};
+
+extern const struct htmm_source_ops htmm_perf_source;
+extern const struct htmm_source_ops htmm_abit_source;
+extern const struct htmm_source_ops htmm_null_source;
+
+bool htmm_ring_push(const struct htmm_record *rec);
+unsigned int htmm_period_at(unsigned int base, unsigned int level);
+int htmm_sampler_start(void);
+void htmm_sampler_stop(void);
+void htmm_sampler_stat(struct seq_file *m);
+void htmm_rings_show(struct seq_file *m);
+void htmm_sampler_periods_changed(void);
+int htmm_sampler_restart(void);
+
+/* src_perf.c */
+bool htmm_perf_supported(void);
+const char *htmm_perf_unsupported_reason(void);
+int htmm_perf_nr_counters(void);
+
+/* inject.c */
+#ifdef CONFIG_HTMM_DEBUG
+int __init htmm_debugfs_init(void);
+#else
+static inline int htmm_debugfs_init(void)
+{
+	return 0;
+}
+#endif
 
 #endif /* _MM_HTMM_INTERNAL_H */

@@ -44,6 +44,7 @@ int htmm_memcg_alloc(struct mem_cgroup *memcg)
 		return -ENOMEM;
 	for (nid = 0; nid < nr_node_ids; nid++)
 		hm->max_nr_pages[nid] = PAGE_COUNTER_MAX;
+	htmm_memcg_state_init(hm);
 	memcg->htmm = hm;
 	return 0;
 }
@@ -250,6 +251,8 @@ static ssize_t htmm_max_at_node_write(struct kernfs_open_file *of, char *buf,
 	mutex_lock(&htmm_lock);
 	WRITE_ONCE(hm->max_nr_pages[nid], nr_pages);
 	mutex_unlock(&htmm_lock);
+	/* The fast-tier budget moved: so do the thresholds. */
+	htmm_memcg_adapt(memcg);
 	return nbytes;
 }
 
@@ -271,6 +274,8 @@ static int htmm_stat_show(struct seq_file *m, void *v)
 		   atomic_long_read(&hm->nr_alloc_redirected));
 	seq_printf(m, "alloc_over_limit %ld\n",
 		   atomic_long_read(&hm->nr_alloc_over_limit));
+	htmm_memcg_stat(memcg, m);
+	htmm_sampler_stat(m);
 	return 0;
 }
 

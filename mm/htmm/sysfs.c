@@ -10,6 +10,7 @@
 #include <linux/kobject.h>
 #include <linux/kstrtox.h>
 #include <linux/mm.h>
+#include <linux/mutex.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
 
@@ -30,6 +31,10 @@ struct htmm_params htmm_params = {
 	.thres_split		= 2,
 	.nowarm			= 0,
 	.cxl_mode		= 0,
+	.sampler		= HTMM_SAMPLER_AUTO,
+	.perf_event		= HTMM_PERF_PEBS,
+	.abit_interval_ms	= 1000,
+	.abit_rate_mb		= 4096,
 };
 
 /**
@@ -62,6 +67,7 @@ struct htmm_tunable {
 	unsigned int *val;
 	unsigned int min;
 	unsigned int max;
+	void (*changed)(void);	/* called after a successful write */
 };
 
 static ssize_t htmm_tunable_show(struct kobject *kobj,
@@ -84,21 +90,28 @@ static ssize_t htmm_tunable_store(struct kobject *kobj,
 	if (err)
 		return err;
 	WRITE_ONCE(*t->val, val);
+	if (t->changed)
+		t->changed();
 	return count;
 }
 
-#define HTMM_TUNABLE(_name, _field, _min, _max)				\
+#define HTMM_TUNABLE_CB(_name, _field, _min, _max, _changed)		\
 	{								\
 		.attr = __ATTR(_name, 0644, htmm_tunable_show,		\
 			       htmm_tunable_store),			\
 		.val = &htmm_params._field,				\
 		.min = (_min),						\
 		.max = (_max),						\
+		.changed = (_changed),					\
 	}
+#define HTMM_TUNABLE(_name, _field, _min, _max)				\
+	HTMM_TUNABLE_CB(_name, _field, _min, _max, NULL)
 
 static struct htmm_tunable htmm_tunables[] = {
-	HTMM_TUNABLE(htmm_sample_period, sample_period, 1, INT_MAX),
-	HTMM_TUNABLE(htmm_inst_sample_period, inst_sample_period, 1, INT_MAX),
+	HTMM_TUNABLE_CB(htmm_sample_period, sample_period, 1, INT_MAX,
+			htmm_sampler_periods_changed),
+	HTMM_TUNABLE_CB(htmm_inst_sample_period, inst_sample_period, 1, INT_MAX,
+			htmm_sampler_periods_changed),
 	HTMM_TUNABLE(htmm_thres_hot, thres_hot, 0, 15),
 	HTMM_TUNABLE(htmm_split_period, split_period, 1, 1000),
 	HTMM_TUNABLE(htmm_adaptation_period, adaptation_period, 1, INT_MAX),
@@ -110,33 +123,90 @@ static struct htmm_tunable htmm_tunables[] = {
 	HTMM_TUNABLE(ksampled_soft_cpu_quota, cpu_quota, 0, 1000),
 	HTMM_TUNABLE(htmm_thres_split, thres_split, 0, 15),
 	HTMM_TUNABLE(htmm_nowarm, nowarm, 0, 1),
+	HTMM_TUNABLE(htmm_abit_interval_ms, abit_interval_ms, 10, 60000),
+	HTMM_TUNABLE(htmm_abit_rate_mb, abit_rate_mb, 1, 1048576),
 };
 
-static ssize_t htmm_cxl_mode_show(struct kobject *kobj,
-				  struct kobj_attribute *attr, char *buf)
+/* A tunable that takes one word out of a list; the value is its index. */
+struct htmm_choice {
+	struct kobj_attribute attr;
+	unsigned int *val;
+	const char * const *words;
+	unsigned int nr;
+	int (*changed)(void);	/* called after a write; may fail it */
+};
+
+static ssize_t htmm_choice_show(struct kobject *kobj,
+				struct kobj_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%s\n",
-			  READ_ONCE(htmm_params.cxl_mode) ? "enabled" : "disabled");
+	struct htmm_choice *c = container_of(attr, struct htmm_choice, attr);
+
+	return sysfs_emit(buf, "%s\n", c->words[READ_ONCE(*c->val)]);
 }
 
-static ssize_t htmm_cxl_mode_store(struct kobject *kobj,
-				   struct kobj_attribute *attr,
-				   const char *buf, size_t count)
+static DEFINE_MUTEX(htmm_choice_mutex);	/* serialises choice writes */
+
+static ssize_t htmm_choice_store(struct kobject *kobj,
+				 struct kobj_attribute *attr,
+				 const char *buf, size_t count)
 {
-	if (sysfs_streq(buf, "enabled"))
-		WRITE_ONCE(htmm_params.cxl_mode, 1);
-	else if (sysfs_streq(buf, "disabled"))
-		WRITE_ONCE(htmm_params.cxl_mode, 0);
-	else
+	struct htmm_choice *c = container_of(attr, struct htmm_choice, attr);
+	unsigned int i, old;
+	int err = 0;
+
+	for (i = 0; i < c->nr; i++)
+		if (sysfs_streq(buf, c->words[i]))
+			break;
+	if (i == c->nr)
 		return -EINVAL;
-	return count;
+	mutex_lock(&htmm_choice_mutex);
+	old = *c->val;
+	WRITE_ONCE(*c->val, i);
+	if (old != i && c->changed) {
+		err = c->changed();
+		if (err)
+			WRITE_ONCE(*c->val, old);
+	}
+	mutex_unlock(&htmm_choice_mutex);
+	return err ? err : count;
 }
 
-static struct kobj_attribute htmm_cxl_mode_attr =
-	__ATTR(htmm_cxl_mode, 0644, htmm_cxl_mode_show, htmm_cxl_mode_store);
+static const char * const htmm_onoff_words[2] = { "disabled", "enabled" };
 
-/* The numeric tunables, htmm_cxl_mode and the terminating NULL. */
-static struct attribute *htmm_attrs[ARRAY_SIZE(htmm_tunables) + 2];
+static const char * const htmm_sampler_words[HTMM_NR_SAMPLERS] = {
+	[HTMM_SAMPLER_AUTO] = "auto",
+	[HTMM_SAMPLER_PEBS] = "pebs",
+	[HTMM_SAMPLER_ABIT] = "abit",
+	[HTMM_SAMPLER_INJECT] = "inject",
+};
+
+static const char * const htmm_perf_event_words[HTMM_NR_PERF_EVENTS] = {
+	[HTMM_PERF_PEBS] = "pebs",
+	[HTMM_PERF_SW] = "sw-page-faults",
+};
+
+#define HTMM_CHOICE(_name, _field, _words, _nr, _changed)		\
+	{								\
+		.attr = __ATTR(_name, 0644, htmm_choice_show,		\
+			       htmm_choice_store),			\
+		.val = &htmm_params._field,				\
+		.words = (_words),					\
+		.nr = (_nr),						\
+		.changed = (_changed),					\
+	}
+
+static struct htmm_choice htmm_choices[] = {
+	HTMM_CHOICE(htmm_cxl_mode, cxl_mode, htmm_onoff_words, 2, NULL),
+	HTMM_CHOICE(htmm_sampler, sampler, htmm_sampler_words,
+		    HTMM_NR_SAMPLERS, htmm_sampler_restart),
+	HTMM_CHOICE(htmm_perf_event, perf_event, htmm_perf_event_words,
+		    HTMM_NR_PERF_EVENTS,
+		    htmm_sampler_restart),
+};
+
+/* The numeric tunables, the choices and the terminating NULL. */
+static struct attribute *htmm_attrs[ARRAY_SIZE(htmm_tunables) +
+				    ARRAY_SIZE(htmm_choices) + 1];
 
 static const struct attribute_group htmm_attr_group = {
 	.attrs = htmm_attrs,
@@ -145,11 +215,12 @@ static const struct attribute_group htmm_attr_group = {
 int __init htmm_sysfs_init(void)
 {
 	struct kobject *kobj;
-	int i, err;
+	int i, j, err;
 
 	for (i = 0; i < ARRAY_SIZE(htmm_tunables); i++)
 		htmm_attrs[i] = &htmm_tunables[i].attr.attr;
-	htmm_attrs[i] = &htmm_cxl_mode_attr.attr;
+	for (j = 0; j < ARRAY_SIZE(htmm_choices); j++)
+		htmm_attrs[i + j] = &htmm_choices[j].attr.attr;
 
 	kobj = kobject_create_and_add("htmm", mm_kobj);
 	if (!kobj)

@@ -21,9 +21,9 @@
 #define MAX_NODES 64
 #define BATCH 4096
 
-static void usage(FILE *f)
+static void print_help(FILE *f)
 {
-	fprintf(f, "usage: placement [--thp] [--hold SEC] SIZE_MIB\n");
+	fprintf(f, "placement [--thp] [--hold SEC] SIZE_MIB\n");
 }
 
 int main(int argc, char **argv)
@@ -48,12 +48,12 @@ int main(int argc, char **argv)
 			hold = atoi(optarg);
 			break;
 		default:
-			usage(c == '?' && optopt == 0 ? stdout : stderr);
+			print_help(c == '?' && optopt == 0 ? stdout : stderr);
 			return c == '?' && optopt == 0 ? 0 : 2;
 		}
 	}
 	if (optind != argc - 1) {
-		usage(stderr);
+		print_help(stderr);
 		return 2;
 	}
 	errno = 0;

@@ -9,22 +9,46 @@
 #define _GNU_SOURCE
 #include "htmm_util.h"	/* includes kselftest_harness.h */
 
-/* Values accepted by the string tunables (all of them share this set). */
-static const char *const cxl_mode_values[] = { "enabled", "disabled" };
-
 static const char *const numeric_bad_inputs[] = {
 	"abc", "", "-1", "1.5", "12abc", "99999999999999999999999",
 };
 
-static const char *const string_bad_inputs[] = {
-	"", "enable", "1", "yes", "enabled disabled",
+/*
+ * String tunables take one word out of a fixed list. Per tunable: the
+ * words accepted and some inputs that must be rejected (NULL terminated).
+ */
+static const char *const cxl_mode_values[] = {
+	"enabled", "disabled", NULL,
+};
+
+static const char *const cxl_mode_bad_inputs[] = {
+	"", "enable", "1", "yes", "enabled disabled", NULL,
+};
+
+static const char *const sampler_values[] = {
+	"auto", "pebs", "abit", "inject", NULL,
+};
+
+static const char *const sampler_bad_inputs[] = {
+	"", "abits", "1", "auto pebs", NULL,
+};
+
+static const char *const perf_event_values[] = {
+	"pebs", "sw-page-faults", NULL,
+};
+
+static const char *const perf_event_bad_inputs[] = {
+	"", "sw", "page-faults", NULL,
 };
 
 struct htmm_tunable {
 	const char *name;
 	bool is_string;
 	unsigned long long def, min, max;	/* numeric tunables */
-	const char *str_def;			/* string tunables */
+	/* string tunables: default, accepted words, rejected inputs */
+	const char *str_def;
+	const char *const *values;
+	const char *const *bad;
 };
 
 /* Index of each tunable in htmm_tunables[] */
@@ -42,7 +66,11 @@ enum {
 	T_KSAMPLED_SOFT_CPU_QUOTA,
 	T_HTMM_THRES_SPLIT,
 	T_HTMM_NOWARM,
+	T_HTMM_ABIT_INTERVAL_MS,
+	T_HTMM_ABIT_RATE_MB,
 	T_HTMM_CXL_MODE,
+	T_HTMM_SAMPLER,
+	T_HTMM_PERF_EVENT,
 	NR_TUNABLES
 };
 
@@ -100,10 +128,33 @@ static const struct htmm_tunable htmm_tunables[NR_TUNABLES] = {
 		.name = "htmm_nowarm",
 		.def = 0, .min = 0, .max = 1,
 	},
-	/* string tunables: name, default */
+	[T_HTMM_ABIT_INTERVAL_MS] = {
+		.name = "htmm_abit_interval_ms",
+		.def = 1000, .min = 10, .max = 60000,
+	},
+	[T_HTMM_ABIT_RATE_MB] = {
+		.name = "htmm_abit_rate_mb",
+		.def = 4096, .min = 1, .max = 1048576,
+	},
+	/* string tunables: name, default, accepted words, bad inputs */
 	[T_HTMM_CXL_MODE] = {
 		.name = "htmm_cxl_mode",
 		.is_string = true, .str_def = "disabled",
+		.values = cxl_mode_values, .bad = cxl_mode_bad_inputs,
+	},
+	/*
+	 * Writing htmm_sampler or htmm_perf_event restarts ksamplingd if
+	 * htmm is active; no cgroup enables htmm in this program.
+	 */
+	[T_HTMM_SAMPLER] = {
+		.name = "htmm_sampler",
+		.is_string = true, .str_def = "auto",
+		.values = sampler_values, .bad = sampler_bad_inputs,
+	},
+	[T_HTMM_PERF_EVENT] = {
+		.name = "htmm_perf_event",
+		.is_string = true, .str_def = "pebs",
+		.values = perf_event_values, .bad = perf_event_bad_inputs,
 	},
 };
 
@@ -221,8 +272,24 @@ FIXTURE_VARIANT_ADD(htmm_default, htmm_nowarm) {
 	.t = &htmm_tunables[T_HTMM_NOWARM],
 };
 
+FIXTURE_VARIANT_ADD(htmm_default, htmm_abit_interval_ms) {
+	.t = &htmm_tunables[T_HTMM_ABIT_INTERVAL_MS],
+};
+
+FIXTURE_VARIANT_ADD(htmm_default, htmm_abit_rate_mb) {
+	.t = &htmm_tunables[T_HTMM_ABIT_RATE_MB],
+};
+
 FIXTURE_VARIANT_ADD(htmm_default, htmm_cxl_mode) {
 	.t = &htmm_tunables[T_HTMM_CXL_MODE],
+};
+
+FIXTURE_VARIANT_ADD(htmm_default, htmm_sampler) {
+	.t = &htmm_tunables[T_HTMM_SAMPLER],
+};
+
+FIXTURE_VARIANT_ADD(htmm_default, htmm_perf_event) {
+	.t = &htmm_tunables[T_HTMM_PERF_EVENT],
 };
 
 FIXTURE_SETUP(htmm_default)
@@ -313,8 +380,24 @@ FIXTURE_VARIANT_ADD(htmm_tunable, htmm_nowarm) {
 	.t = &htmm_tunables[T_HTMM_NOWARM],
 };
 
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_abit_interval_ms) {
+	.t = &htmm_tunables[T_HTMM_ABIT_INTERVAL_MS],
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_abit_rate_mb) {
+	.t = &htmm_tunables[T_HTMM_ABIT_RATE_MB],
+};
+
 FIXTURE_VARIANT_ADD(htmm_tunable, htmm_cxl_mode) {
 	.t = &htmm_tunables[T_HTMM_CXL_MODE],
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_sampler) {
+	.t = &htmm_tunables[T_HTMM_SAMPLER],
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_perf_event) {
+	.t = &htmm_tunables[T_HTMM_PERF_EVENT],
 };
 
 FIXTURE_SETUP(htmm_tunable)
@@ -350,8 +433,8 @@ TEST_F(htmm_tunable, round_trip)
 	unsigned int i;
 
 	if (t->is_string) {
-		for (i = 0; i < 2; i++) {
-			const char *v = cxl_mode_values[i];
+		for (i = 0; t->values[i]; i++) {
+			const char *v = t->values[i];
 
 			snprintf(want, sizeof(want), "%s\n", v);
 			/* without and with the trailing newline */
@@ -386,9 +469,9 @@ TEST_F(htmm_tunable, bad_input)
 	ASSERT_LE(0, n);
 
 	if (t->is_string) {
-		for (i = 0; i < ARRAY_SIZE(string_bad_inputs); i++)
+		for (i = 0; t->bad[i]; i++)
 			htmm_expect_bad_input(_metadata, self->path,
-					      string_bad_inputs[i], old, true);
+					      t->bad[i], old, true);
 		return;
 	}
 

@@ -1,0 +1,609 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * htmm per-page metadata and the accounting of access samples.
+ *
+ * Every 4 KiB page carries a struct htmm_meta in page_ext.  A sample on a
+ * page of an htmm-enabled cgroup bumps the page's count (and, for a large
+ * folio, the folio's count), moves the folio in the cgroup's histogram and
+ * the page in the "as if split" histogram, and every so many samples
+ * recomputes the thresholds (adaptation) or halves all counts (cooling).
+ * Cooling is lazy: the cgroup's epoch moves and its histograms shift one
+ * bin down; each page catches up with the epochs it missed when it is next
+ * touched.
+ */
+#define pr_fmt(fmt) "htmm: " fmt
+
+#include <linux/memcontrol.h>
+#include <linux/memory-tiers.h>
+#include <linux/mm.h>
+#include <linux/mmzone.h>
+#include <linux/nodemask.h>
+#include <linux/page_counter.h>
+#include <linux/page_ext.h>
+#include <linux/pagewalk.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/task.h>
+#include <linux/seq_file.h>
+#include <linux/spinlock.h>
+#include <linux/vmstat.h>
+
+#include "internal.h"
+
+#define CREATE_TRACE_POINTS
+#include <trace/events/htmm.h>
+
+const char * const htmm_kind_names[HTMM_NR_KINDS] = {
+	[HTMM_LOAD_FAST] = "load_fast",
+	[HTMM_LOAD_SLOW] = "load_slow",
+	[HTMM_STORE] = "store",
+	[HTMM_ACCESS] = "access",
+};
+
+const char * const htmm_source_names[HTMM_NR_SOURCES] = {
+	[HTMM_SRC_PEBS] = "pebs",
+	[HTMM_SRC_ABIT] = "abit",
+	[HTMM_SRC_INJECT] = "inject",
+};
+
+static bool htmm_need_page_ext(void)
+{
+	return true;
+}
+
+struct page_ext_operations htmm_page_ext_ops = {
+	.size = sizeof(struct htmm_meta),
+	.need = htmm_need_page_ext,
+};
+
+/**
+ * htmm_meta_get - Find the htmm metadata of a page.
+ * @page: The page.
+ * @ext: Set to the page_ext to release with page_ext_put().
+ *
+ * Return: The metadata, or NULL if the page has no page_ext.
+ */
+struct htmm_meta *htmm_meta_get(struct page *page, struct page_ext **ext)
+{
+	*ext = page_ext_get(page);
+	if (!*ext)
+		return NULL;
+	return page_ext_data(*ext, &htmm_page_ext_ops);
+}
+
+void htmm_memcg_state_init(struct htmm_memcg *hm)
+{
+	spin_lock_init(&hm->lock);
+	hm->hot = HTMM_BIN_NONE;
+	hm->warm = HTMM_BIN_NONE;
+}
+
+static bool htmm_node_is_fast(int nid)
+{
+	if (READ_ONCE(htmm_params.cxl_mode))
+		return node_state(nid, N_CPU);
+	return node_is_toptier(nid);
+}
+
+/* Fast-tier pages the cgroup may use, less a 2% promotion watermark. */
+static u64 htmm_fast_capacity(struct htmm_memcg *hm)
+{
+	u64 cap = 0;
+	int nid;
+
+	for_each_node_state(nid, N_MEMORY) {
+		if (!htmm_node_is_fast(nid))
+			continue;
+		cap += min_t(u64, READ_ONCE(hm->max_nr_pages[nid]),
+			     node_present_pages(nid));
+	}
+	return cap - cap / 50;
+}
+
+static void htmm_hist_move(struct htmm_memcg *hm, struct htmm_hist *h,
+			   unsigned int from, unsigned int to, u64 nr)
+{
+	if (from == to)
+		return;
+	if (!htmm_hist_sub(h, from, nr))
+		hm->nr_unaccounted++;
+	htmm_hist_add(h, to, nr);
+}
+
+/* Caller holds hm->lock. */
+static void htmm_adapt_locked(struct mem_cgroup *memcg, struct htmm_memcg *hm)
+{
+	struct htmm_thresholds t;
+
+	hm->capacity = htmm_fast_capacity(hm);
+	htmm_thresholds(&hm->hist, hm->capacity,
+			READ_ONCE(htmm_params.thres_hot),
+			READ_ONCE(htmm_params.nowarm), &t);
+	if (t.hot != hm->hot || t.warm != hm->warm)
+		trace_htmm_threshold(mem_cgroup_id(memcg), t.hot, t.warm,
+				     hm->capacity, t.hot_pages);
+	hm->hot = t.hot;
+	hm->warm = t.warm;
+	hm->samples_since_adapt = 0;
+}
+
+/* Caller holds hm->lock. */
+static void htmm_cool_locked(struct mem_cgroup *memcg, struct htmm_memcg *hm)
+{
+	hm->epoch++;
+	htmm_hist_cool(&hm->hist, 1);
+	htmm_hist_cool(&hm->hist_split, 1);
+	hm->samples_since_cool = 0;
+	hm->usage_at_cool = page_counter_read(&memcg->memory);
+	count_vm_event(HTMM_NR_COOLING);
+	trace_htmm_cooling(mem_cgroup_id(memcg), hm->epoch);
+	htmm_adapt_locked(memcg, hm);
+}
+
+/**
+ * htmm_memcg_adapt - Recompute a cgroup's thresholds now.
+ * @memcg: The cgroup, e.g. after its fast-tier budget changed.
+ */
+void htmm_memcg_adapt(struct mem_cgroup *memcg)
+{
+	struct htmm_memcg *hm = htmm_memcg(memcg);
+	unsigned long flags;
+
+	spin_lock_irqsave(&hm->lock, flags);
+	htmm_adapt_locked(memcg, hm);
+	spin_unlock_irqrestore(&hm->lock, flags);
+}
+
+/* Start accounting @folio in @hm: every page at count 0, bin 0. */
+static void htmm_folio_start(struct htmm_memcg *hm, unsigned short id,
+			     struct folio *folio, struct htmm_meta *head)
+{
+	long i, nr = folio_nr_pages(folio);
+	struct page_ext *ext;
+	struct htmm_meta *m;
+
+	for (i = 0; i < nr; i++) {
+		m = i ? htmm_meta_get(folio_page(folio, i), &ext) : head;
+		if (!m)
+			continue;
+		m->count = 0;
+		m->epoch = hm->epoch;
+		m->bin = 0;
+		if (i)
+			page_ext_put(ext);
+	}
+	head->hcount = 0;
+	head->hepoch = hm->epoch;
+	head->hbin = 0;
+	head->memcg_id = id;
+	htmm_hist_add(&hm->hist, 0, nr);
+	htmm_hist_add(&hm->hist_split, 0, nr);
+}
+
+/* Stop accounting @folio in @hm and clear its metadata. */
+static void htmm_folio_stop(struct htmm_memcg *hm, struct folio *folio,
+			    struct htmm_meta *head)
+{
+	long i, nr = folio_nr_pages(folio);
+	struct page_ext *ext;
+	struct htmm_meta *m;
+	unsigned int bin;
+
+	for (i = 0; i < nr; i++) {
+		m = i ? htmm_meta_get(folio_page(folio, i), &ext) : head;
+		if (!m)
+			continue;
+		bin = htmm_bin_cool(m->bin, (u16)(hm->epoch - m->epoch));
+		if (!htmm_hist_sub(&hm->hist_split, bin, 1))
+			hm->nr_unaccounted++;
+		if (nr == 1 && !htmm_hist_sub(&hm->hist, bin, 1))
+			hm->nr_unaccounted++;
+		if (i) {
+			memset(m, 0, sizeof(*m));
+			page_ext_put(ext);
+		}
+	}
+	if (nr > 1) {
+		bin = htmm_bin_cool(head->hbin, (u16)(hm->epoch - head->hepoch));
+		if (!htmm_hist_sub(&hm->hist, bin, nr))
+			hm->nr_unaccounted++;
+	}
+	memset(head, 0, sizeof(*head));
+}
+
+/* Caller holds hm->lock; @folio is charged to the cgroup with id @id. */
+static void htmm_account(struct mem_cgroup *memcg, struct htmm_memcg *hm,
+			 struct folio *folio, struct page *page)
+{
+	unsigned short id = mem_cgroup_id(memcg);
+	long nr = folio_nr_pages(folio);
+	struct page_ext *hext, *ext = NULL;
+	struct htmm_meta *h, *m;
+	unsigned int d, cur, bin;
+
+	h = htmm_meta_get(&folio->page, &hext);
+	if (!h)
+		return;
+	if (h->memcg_id != id)
+		htmm_folio_start(hm, id, folio, h);
+
+	if (nr > 1) {
+		d = (u16)(hm->epoch - h->hepoch);
+		cur = htmm_bin_cool(h->hbin, d);
+		h->hcount = htmm_count_add(htmm_count_cool(h->hcount, d), 1);
+		h->hepoch = hm->epoch;
+		bin = htmm_bin(htmm_units(h->hcount, nr));
+		htmm_hist_move(hm, &hm->hist, cur, bin, nr);
+		h->hbin = bin;
+	}
+
+	m = page == &folio->page ? h : htmm_meta_get(page, &ext);
+	if (m) {
+		d = (u16)(hm->epoch - m->epoch);
+		cur = htmm_bin_cool(m->bin, d);
+		m->count = htmm_count_add(htmm_count_cool(m->count, d), 1);
+		m->epoch = hm->epoch;
+		bin = htmm_bin(htmm_units(m->count, 1));
+		htmm_hist_move(hm, &hm->hist_split, cur, bin, 1);
+		if (nr == 1)
+			htmm_hist_move(hm, &hm->hist, cur, bin, 1);
+		m->bin = bin;
+		if (ext)
+			page_ext_put(ext);
+	}
+	page_ext_put(hext);
+}
+
+/**
+ * htmm_ingest_page - Account one access sample on a page.
+ * @page: The sampled page.
+ * @kind: What kind of access it was.
+ * @src: Which sample source saw it.
+ *
+ * Samples on pages that are not charged to an htmm-enabled cgroup are
+ * ignored and leave nothing behind.
+ *
+ * Context: Any context but NMI; takes the cgroup's htmm lock.
+ * Return: 0 if the sample was accounted, -ENOENT if the page is free or
+ * changed under us, -ENODEV if it belongs to no htmm cgroup.
+ */
+int htmm_ingest_page(struct page *page, enum htmm_kind kind,
+		     enum htmm_source src)
+{
+	struct folio *folio = page_folio(page);
+	struct mem_cgroup *memcg;
+	struct htmm_memcg *hm;
+	unsigned long flags;
+	int ret = -ENODEV;
+
+	if (!folio_try_get(folio))
+		return -ENOENT;
+	if (unlikely(page_folio(page) != folio || folio_test_hugetlb(folio) ||
+		     folio_memcg_kmem(folio))) {
+		ret = -ENOENT;
+		goto put;
+	}
+	rcu_read_lock();
+	memcg = folio_memcg(folio);
+	hm = memcg ? htmm_memcg(memcg) : NULL;
+	if (!hm || !READ_ONCE(hm->enabled))
+		goto unlock;
+	spin_lock_irqsave(&hm->lock, flags);
+	/* Recheck under the lock: migration may have moved the charge. */
+	if (folio_memcg(folio) == memcg) {
+		htmm_account(memcg, hm, folio, page);
+		hm->nr_samples[kind]++;
+		hm->nr_samples_src[src]++;
+		if (++hm->samples_since_cool >= READ_ONCE(htmm_params.cooling_period))
+			htmm_cool_locked(memcg, hm);
+		else if (++hm->samples_since_adapt >=
+			 READ_ONCE(htmm_params.adaptation_period))
+			htmm_adapt_locked(memcg, hm);
+		ret = 0;
+	}
+	spin_unlock_irqrestore(&hm->lock, flags);
+unlock:
+	rcu_read_unlock();
+put:
+	folio_put(folio);
+	if (!ret)
+		count_vm_event(HTMM_NR_SAMPLED);
+	return ret;
+}
+
+/**
+ * htmm_get_user_page - Find the page mapped at a process's address.
+ * @pid: The process, in the caller's pid namespace.
+ * @vaddr: The user virtual address.
+ *
+ * Context: Process context, may sleep (takes the mmap_lock).
+ * Return: The page with a reference on its folio, or an ERR_PTR().
+ */
+struct page *htmm_get_user_page(pid_t pid, unsigned long vaddr)
+{
+	struct task_struct *task;
+	struct vm_area_struct *vma;
+	struct folio_walk fw;
+	struct folio *folio;
+	struct page *page = ERR_PTR(-EFAULT);
+	struct mm_struct *mm;
+
+	task = find_get_task_by_vpid(pid);
+	if (!task)
+		return ERR_PTR(-ESRCH);
+	mm = get_task_mm(task);
+	put_task_struct(task);
+	if (!mm)
+		return ERR_PTR(-ESRCH);
+	if (mmap_read_lock_killable(mm)) {
+		mmput(mm);
+		return ERR_PTR(-EINTR);
+	}
+	vma = vma_lookup(mm, vaddr);
+	if (vma) {
+		folio = folio_walk_start(&fw, vma, vaddr, 0);
+		if (folio) {
+			page = fw.page;
+			folio_get(folio);
+			folio_walk_end(&fw, vma);
+		}
+	}
+	mmap_read_unlock(mm);
+	mmput(mm);
+	return page;
+}
+
+/**
+ * htmm_ingest_vaddr - Account a sample given as a process and an address.
+ * @pid: The process, in the caller's pid namespace.
+ * @vaddr: The user virtual address.
+ * @kind: What kind of access it was.
+ * @src: Which sample source saw it.
+ *
+ * Context: Process context, may sleep (takes the mmap_lock).
+ * Return: 0 if accounted; -ESRCH, -EFAULT or an htmm_ingest_page() error.
+ */
+int htmm_ingest_vaddr(pid_t pid, unsigned long vaddr, enum htmm_kind kind,
+		      enum htmm_source src)
+{
+	struct page *page = htmm_get_user_page(pid, vaddr);
+	int ret;
+
+	if (IS_ERR(page))
+		return PTR_ERR(page);
+	ret = htmm_ingest_page(page, kind, src);
+	folio_put(page_folio(page));
+	return ret;
+}
+
+/**
+ * htmm_page_info - The classification state of one page, cooled to date.
+ * @page: The page; the caller holds a reference on its folio.
+ * @info: Result.
+ *
+ * Return: 0, or -ENODEV if the page is not accounted by an htmm cgroup.
+ */
+int htmm_page_info(struct page *page, struct htmm_page_info *info)
+{
+	struct folio *folio = page_folio(page);
+	struct page_ext *hext, *ext = NULL;
+	struct mem_cgroup *memcg;
+	struct htmm_memcg *hm;
+	struct htmm_meta *h, *m;
+	unsigned long flags;
+	int ret = -ENODEV;
+
+	memset(info, 0, sizeof(*info));
+	info->nr_pages = folio_nr_pages(folio);
+	rcu_read_lock();
+	memcg = folio_memcg(folio);
+	hm = memcg ? htmm_memcg(memcg) : NULL;
+	if (!hm)
+		goto out;
+	h = htmm_meta_get(&folio->page, &hext);
+	if (!h)
+		goto out;
+	m = page == &folio->page ? h : htmm_meta_get(page, &ext);
+	spin_lock_irqsave(&hm->lock, flags);
+	if (m && h->memcg_id == mem_cgroup_id(memcg)) {
+		unsigned int d = (u16)(hm->epoch - m->epoch);
+
+		info->count = htmm_count_cool(m->count, d);
+		info->bin = htmm_bin_cool(m->bin, d);
+		if (info->nr_pages > 1) {
+			d = (u16)(hm->epoch - h->hepoch);
+			info->folio_count = htmm_count_cool(h->hcount, d);
+			info->folio_bin = htmm_bin_cool(h->hbin, d);
+		} else {
+			info->folio_count = info->count;
+			info->folio_bin = info->bin;
+		}
+		info->hot = hm->hot != HTMM_BIN_NONE && info->folio_bin >= hm->hot;
+		info->epoch = hm->epoch;
+		ret = 0;
+	}
+	spin_unlock_irqrestore(&hm->lock, flags);
+	if (ext)
+		page_ext_put(ext);
+	page_ext_put(hext);
+out:
+	rcu_read_unlock();
+	return ret;
+}
+
+/**
+ * htmm_uncharge_folio - A folio leaves its cgroup: stop accounting it.
+ * @folio: The folio being uncharged (freed).
+ * @memcg: The cgroup it was charged to.
+ *
+ * Context: Any context.
+ */
+void htmm_uncharge_folio(struct folio *folio, struct mem_cgroup *memcg)
+{
+	struct htmm_memcg *hm = htmm_memcg(memcg);
+	struct page_ext *ext;
+	struct htmm_meta *h;
+	unsigned long flags;
+
+	if (!hm)
+		return;
+	h = htmm_meta_get(&folio->page, &ext);
+	if (!h)
+		return;
+	if (READ_ONCE(h->memcg_id)) {
+		spin_lock_irqsave(&hm->lock, flags);
+		if (h->memcg_id == mem_cgroup_id(memcg))
+			htmm_folio_stop(hm, folio, h);
+		else
+			memset(h, 0, sizeof(*h));
+		spin_unlock_irqrestore(&hm->lock, flags);
+	}
+	page_ext_put(ext);
+}
+
+/**
+ * htmm_migrate_folio - Move the metadata of a migrated folio.
+ * @old: The source folio, its charge already cleared.
+ * @new: The destination folio, now charged to @memcg.
+ * @memcg: The cgroup.
+ *
+ * The histograms do not change: the pages keep their counts and bins.
+ *
+ * Context: Process context; both folios are locked.
+ */
+void htmm_migrate_folio(struct folio *old, struct folio *new,
+			struct mem_cgroup *memcg)
+{
+	struct htmm_memcg *hm = htmm_memcg(memcg);
+	long i, nr = folio_nr_pages(old);
+	struct page_ext *oext, *next;
+	struct htmm_meta *o, *n;
+	unsigned long flags;
+
+	if (!hm)
+		return;
+	o = htmm_meta_get(&old->page, &oext);
+	if (!o)
+		return;
+	if (!READ_ONCE(o->memcg_id)) {
+		page_ext_put(oext);
+		return;
+	}
+	page_ext_put(oext);
+	spin_lock_irqsave(&hm->lock, flags);
+	for (i = 0; i < nr; i++) {
+		o = htmm_meta_get(folio_page(old, i), &oext);
+		n = htmm_meta_get(folio_page(new, i), &next);
+		if (o && n) {
+			*n = *o;
+			memset(o, 0, sizeof(*o));
+		}
+		if (n)
+			page_ext_put(next);
+		if (o)
+			page_ext_put(oext);
+	}
+	spin_unlock_irqrestore(&hm->lock, flags);
+}
+
+/**
+ * htmm_split_folio - Hand a large folio's metadata to its parts.
+ * @folio: The folio being split; its refcount is frozen.
+ * @new_order: The order of the new folios.
+ *
+ * Each 4 KiB page already carries its own count, which becomes the count
+ * of the base page it turns into.  Splits to a non-zero order end the
+ * accounting of the pieces; they start over at their next sample.
+ *
+ * Context: The folio is locked and frozen; interrupts may be off.
+ */
+void htmm_split_folio(struct folio *folio, unsigned int new_order)
+{
+	struct mem_cgroup *memcg = folio_memcg(folio);
+	struct htmm_memcg *hm = memcg ? htmm_memcg(memcg) : NULL;
+	long i, nr = folio_nr_pages(folio);
+	struct page_ext *ext, *sext;
+	struct htmm_meta *h, *m;
+	unsigned long flags;
+	unsigned int bin;
+
+	if (!hm || nr == 1)
+		return;
+	h = htmm_meta_get(&folio->page, &ext);
+	if (!h)
+		return;
+	spin_lock_irqsave(&hm->lock, flags);
+	if (h->memcg_id != mem_cgroup_id(memcg))
+		goto out;
+	if (new_order) {
+		htmm_folio_stop(hm, folio, h);
+		goto out;
+	}
+	bin = htmm_bin_cool(h->hbin, (u16)(hm->epoch - h->hepoch));
+	if (!htmm_hist_sub(&hm->hist, bin, nr))
+		hm->nr_unaccounted++;
+	for (i = 0; i < nr; i++) {
+		m = i ? htmm_meta_get(folio_page(folio, i), &sext) : h;
+		if (!m)
+			continue;
+		bin = htmm_bin_cool(m->bin, (u16)(hm->epoch - m->epoch));
+		htmm_hist_add(&hm->hist, bin, 1);
+		m->memcg_id = h->memcg_id;
+		m->hcount = 0;
+		m->hbin = 0;
+		if (i)
+			page_ext_put(sext);
+	}
+out:
+	spin_unlock_irqrestore(&hm->lock, flags);
+	page_ext_put(ext);
+}
+
+static void htmm_seq_bin(struct seq_file *m, const char *key, unsigned int bin)
+{
+	if (bin >= HTMM_NR_BINS)
+		seq_printf(m, "%s none\n", key);
+	else
+		seq_printf(m, "%s %u\n", key, bin);
+}
+
+/**
+ * htmm_memcg_stat - Print a cgroup's classification state.
+ * @memcg: The cgroup.
+ * @m: The memory.htmm_stat file.
+ */
+void htmm_memcg_stat(struct mem_cgroup *memcg, struct seq_file *m)
+{
+	struct htmm_memcg *hm = htmm_memcg(memcg);
+	struct htmm_hist hist, split;
+	u64 kinds[HTMM_NR_KINDS], srcs[HTMM_NR_SOURCES];
+	unsigned int hot, warm, b;
+	unsigned long flags;
+	u64 cap, unacc;
+	u16 epoch;
+
+	spin_lock_irqsave(&hm->lock, flags);
+	hist = hm->hist;
+	split = hm->hist_split;
+	memcpy(kinds, hm->nr_samples, sizeof(kinds));
+	memcpy(srcs, hm->nr_samples_src, sizeof(srcs));
+	hot = hm->hot;
+	warm = hm->warm;
+	cap = hm->capacity;
+	epoch = hm->epoch;
+	unacc = hm->nr_unaccounted;
+	spin_unlock_irqrestore(&hm->lock, flags);
+
+	for (b = 0; b < HTMM_NR_KINDS; b++)
+		seq_printf(m, "samples_%s %llu\n", htmm_kind_names[b], kinds[b]);
+	for (b = 0; b < HTMM_NR_SOURCES; b++)
+		seq_printf(m, "samples_%s %llu\n", htmm_source_names[b], srcs[b]);
+	htmm_seq_bin(m, "hot_threshold", hot);
+	htmm_seq_bin(m, "warm_threshold", warm);
+	seq_printf(m, "fast_capacity %llu\n", cap << PAGE_SHIFT);
+	seq_printf(m, "cooling_epoch %u\n", epoch);
+	seq_printf(m, "accounting_repairs %llu\n", unacc);
+	for (b = 0; b < HTMM_NR_BINS; b++)
+		seq_printf(m, "hist_%u %llu\n", b, hist.nr_pages[b]);
+	for (b = 0; b < HTMM_NR_BINS; b++)
+		seq_printf(m, "hist_split_%u %llu\n", b, split.nr_pages[b]);
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * htmm policy core: access-density histograms, hot/warm thresholds and
+ * cooling arithmetic.
+ *
+ * Pure C with no kernel dependency beyond fixed-width types, so that the
+ * same file is compiled into the kernel, into a host library with its own
+ * unit tests (tools/htmm/policy/) and into simulators.  No locking here:
+ * callers serialise access to the structures they pass in.
+ */
+#ifndef _MM_HTMM_POLICY_H
+#define _MM_HTMM_POLICY_H
+
+/* On the host, tools/htmm/policy/include provides this header. */
+#include <linux/types.h>
+
+#define HTMM_NR_BINS		16
+/* No bin: nothing is hot (the fast tier has no room at all). */
+#define HTMM_BIN_NONE		HTMM_NR_BINS
+/*
+ * Density scale: a sample on a base page weighs HTMM_UNIT_SCALE units, a
+ * sample on a huge page of HTMM_UNIT_SCALE base pages weighs one, so both
+ * are compared as samples per byte.
+ */
+#define HTMM_UNIT_SCALE		512U
+#define HTMM_COUNT_MAX		0xffffffffU
+
+/* Number of 4 KiB pages per bin. */
+struct htmm_hist {
+	u64 nr_pages[HTMM_NR_BINS];
+};
+
+struct htmm_thresholds {
+	unsigned int hot;	/* lowest hot bin, or HTMM_BIN_NONE */
+	unsigned int warm;	/* lowest warm bin (== hot when no warm set) */
+	u64 hot_pages;		/* pages in bins >= hot */
+};
+
+u64 htmm_units(u32 count, u32 nr_pages);
+unsigned int htmm_bin(u64 units);
+u32 htmm_count_add(u32 count, u32 n);
+u32 htmm_count_cool(u32 count, unsigned int epochs);
+unsigned int htmm_bin_cool(unsigned int bin, unsigned int epochs);
+void htmm_hist_add(struct htmm_hist *h, unsigned int bin, u64 nr_pages);
+bool htmm_hist_sub(struct htmm_hist *h, unsigned int bin, u64 nr_pages);
+void htmm_hist_cool(struct htmm_hist *h, unsigned int epochs);
+u64 htmm_hist_total(const struct htmm_hist *h);
+void htmm_thresholds(const struct htmm_hist *h, u64 capacity,
+		     unsigned int floor, bool nowarm,
+		     struct htmm_thresholds *t);
+
+#endif /* _MM_HTMM_POLICY_H */

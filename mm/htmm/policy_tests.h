@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Test cases of the htmm policy core, shared by KUnit (htmm_kunit.c) and
+ * the host tests (tools/htmm/policy/).  The includer defines:
+ *   struct htmm_ptest            its test context
+ *   PT_EXPECT(t, cond)           record a failure when cond is false
+ *   PT_EXPECT_EQ(t, a, b)        the same for a == b (integers)
+ * and gets htmm_policy_cases[], a NULL-terminated table.
+ */
+#ifndef _MM_HTMM_POLICY_TESTS_H
+#define _MM_HTMM_POLICY_TESTS_H
+
+#include "policy.h"
+
+static void pt_bin_edges(struct htmm_ptest *t)
+{
+	PT_EXPECT_EQ(t, htmm_bin(0), 0);
+	PT_EXPECT_EQ(t, htmm_bin(1), 1);
+	PT_EXPECT_EQ(t, htmm_bin(2), 1);
+	PT_EXPECT_EQ(t, htmm_bin(3), 2);
+	PT_EXPECT_EQ(t, htmm_bin(6), 2);
+	PT_EXPECT_EQ(t, htmm_bin(7), 3);
+	PT_EXPECT_EQ(t, htmm_bin((1ULL << 15) - 2), 14);
+	PT_EXPECT_EQ(t, htmm_bin((1ULL << 15) - 1), 15);
+	PT_EXPECT_EQ(t, htmm_bin((1ULL << 16) - 1), 15);
+	PT_EXPECT_EQ(t, htmm_bin(~0ULL), 15);
+}
+
+static void pt_units_one_scale(struct htmm_ptest *t)
+{
+	/* One sample on a base page weighs as much as 512 on a huge page. */
+	PT_EXPECT_EQ(t, htmm_units(1, 1), htmm_units(512, 512));
+	PT_EXPECT_EQ(t, htmm_units(1, 512), 1);
+	PT_EXPECT_EQ(t, htmm_units(0, 1), 0);
+	PT_EXPECT_EQ(t, htmm_units(5, 0), 0);
+	PT_EXPECT_EQ(t, htmm_units(HTMM_COUNT_MAX, 1),
+		     (u64)HTMM_COUNT_MAX * HTMM_UNIT_SCALE);
+	PT_EXPECT_EQ(t, htmm_bin(htmm_units(1, 1)), 9);
+}
+
+static void pt_count_saturates(struct htmm_ptest *t)
+{
+	PT_EXPECT_EQ(t, htmm_count_add(1, 2), 3);
+	PT_EXPECT_EQ(t, htmm_count_add(HTMM_COUNT_MAX - 1, 1), HTMM_COUNT_MAX);
+	PT_EXPECT_EQ(t, htmm_count_add(HTMM_COUNT_MAX - 1, 5), HTMM_COUNT_MAX);
+	PT_EXPECT_EQ(t, htmm_count_add(HTMM_COUNT_MAX, HTMM_COUNT_MAX),
+		     HTMM_COUNT_MAX);
+}
+
+static void pt_cooling_arithmetic(struct htmm_ptest *t)
+{
+	struct htmm_hist h = { { 0 } };
+	unsigned int b;
+
+	PT_EXPECT_EQ(t, htmm_count_cool(100, 0), 100);
+	PT_EXPECT_EQ(t, htmm_count_cool(100, 1), 50);
+	PT_EXPECT_EQ(t, htmm_count_cool(101, 1), 50);
+	PT_EXPECT_EQ(t, htmm_count_cool(100, 3), 12);
+	PT_EXPECT_EQ(t, htmm_count_cool(HTMM_COUNT_MAX, 31), 1);
+	PT_EXPECT_EQ(t, htmm_count_cool(HTMM_COUNT_MAX, 32), 0);
+	PT_EXPECT_EQ(t, htmm_count_cool(HTMM_COUNT_MAX, 1000), 0);
+	PT_EXPECT_EQ(t, htmm_bin_cool(5, 2), 3);
+	PT_EXPECT_EQ(t, htmm_bin_cool(1, 3), 0);
+
+	for (b = 0; b < HTMM_NR_BINS; b++)
+		h.nr_pages[b] = b + 1;
+	htmm_hist_cool(&h, 1);
+	PT_EXPECT_EQ(t, h.nr_pages[0], 1 + 2);
+	PT_EXPECT_EQ(t, h.nr_pages[1], 3);
+	PT_EXPECT_EQ(t, h.nr_pages[14], 16);
+	PT_EXPECT_EQ(t, h.nr_pages[15], 0);
+	/* Cooling never loses pages. */
+	PT_EXPECT_EQ(t, htmm_hist_total(&h), 136);
+	htmm_hist_cool(&h, 40);
+	PT_EXPECT_EQ(t, h.nr_pages[0], 136);
+
+	/* A page's bin follows the histogram's shift. */
+	PT_EXPECT_EQ(t, htmm_bin_cool(htmm_bin(htmm_units(8, 1)), 1),
+		     htmm_bin(htmm_units(8, 1)) - 1);
+}
+
+static void pt_hist_add_sub(struct htmm_ptest *t)
+{
+	struct htmm_hist h = { { 0 } };
+
+	htmm_hist_add(&h, 3, 512);
+	htmm_hist_add(&h, 99, 1);	/* clamps to the top bin */
+	PT_EXPECT_EQ(t, h.nr_pages[3], 512);
+	PT_EXPECT_EQ(t, h.nr_pages[15], 1);
+	PT_EXPECT(t, htmm_hist_sub(&h, 3, 500));
+	PT_EXPECT_EQ(t, h.nr_pages[3], 12);
+	PT_EXPECT(t, !htmm_hist_sub(&h, 3, 13));
+	PT_EXPECT_EQ(t, h.nr_pages[3], 0);
+}
+
+static void pt_thresholds_empty(struct htmm_ptest *t)
+{
+	struct htmm_hist h = { { 0 } };
+	struct htmm_thresholds th;
+
+	htmm_thresholds(&h, 1000, 1, false, &th);
+	PT_EXPECT_EQ(t, th.hot, 1);		/* the floor */
+	PT_EXPECT_EQ(t, th.warm, 0);
+	PT_EXPECT_EQ(t, th.hot_pages, 0);
+}
+
+static void pt_thresholds_all_hot(struct htmm_ptest *t)
+{
+	struct htmm_hist h = { { 0 } };
+	struct htmm_thresholds th;
+
+	h.nr_pages[2] = 100;
+	h.nr_pages[9] = 200;
+	h.nr_pages[12] = 50;
+	htmm_thresholds(&h, 1000, 1, false, &th);
+	PT_EXPECT_EQ(t, th.hot, 1);
+	PT_EXPECT_EQ(t, th.hot_pages, 350);
+	PT_EXPECT_EQ(t, th.warm, 0);
+	htmm_thresholds(&h, 1000, 0, false, &th);
+	PT_EXPECT_EQ(t, th.hot, 0);
+	PT_EXPECT_EQ(t, th.warm, 0);
+}
+
+static void pt_thresholds_budget(struct htmm_ptest *t)
+{
+	struct htmm_hist h = { { 0 } };
+	struct htmm_thresholds th;
+
+	h.nr_pages[3] = 1000;
+	h.nr_pages[9] = 200;
+	h.nr_pages[12] = 50;
+	/* 250 fit, 1250 do not: bins 4..15 are hot (3 is the first left out). */
+	htmm_thresholds(&h, 300, 1, false, &th);
+	PT_EXPECT_EQ(t, th.hot, 4);
+	PT_EXPECT_EQ(t, th.hot_pages, 250);
+	/* 250 < 75% of 400: the bin below is warm. */
+	htmm_thresholds(&h, 400, 1, false, &th);
+	PT_EXPECT_EQ(t, th.warm, 3);
+	htmm_thresholds(&h, 400, 1, true, &th);
+	PT_EXPECT_EQ(t, th.warm, th.hot);
+	/* 250 >= 75% of 300: no warm set. */
+	htmm_thresholds(&h, 300, 1, false, &th);
+	PT_EXPECT_EQ(t, th.warm, 4);
+	/* Exactly full is still a fit. */
+	htmm_thresholds(&h, 250, 1, false, &th);
+	PT_EXPECT_EQ(t, th.hot, 4);
+	htmm_thresholds(&h, 249, 1, false, &th);
+	PT_EXPECT_EQ(t, th.hot, 10);
+	PT_EXPECT_EQ(t, th.hot_pages, 50);
+	/* A higher floor wins over a roomy budget. */
+	htmm_thresholds(&h, 1000000, 10, false, &th);
+	PT_EXPECT_EQ(t, th.hot, 10);
+	PT_EXPECT_EQ(t, th.hot_pages, 50);
+}
+
+static void pt_thresholds_zero_budget(struct htmm_ptest *t)
+{
+	struct htmm_hist h = { { 0 } };
+	struct htmm_thresholds th;
+
+	h.nr_pages[15] = 1;
+	htmm_thresholds(&h, 0, 1, false, &th);
+	PT_EXPECT_EQ(t, th.hot, HTMM_BIN_NONE);
+	PT_EXPECT_EQ(t, th.warm, HTMM_BIN_NONE);
+	PT_EXPECT_EQ(t, th.hot_pages, 0);
+	/* Lower bins only: the empty top bins "fit", nothing real is hot. */
+	h.nr_pages[15] = 0;
+	h.nr_pages[5] = 10;
+	htmm_thresholds(&h, 0, 1, false, &th);
+	PT_EXPECT_EQ(t, th.hot, 6);
+	PT_EXPECT_EQ(t, th.hot_pages, 0);
+}
+
+struct htmm_policy_case {
+	const char *name;
+	void (*fn)(struct htmm_ptest *t);
+};
+
+static const struct htmm_policy_case htmm_policy_cases[] = {
+	{ "bin_edges", pt_bin_edges },
+	{ "units_one_scale", pt_units_one_scale },
+	{ "count_saturates", pt_count_saturates },
+	{ "cooling_arithmetic", pt_cooling_arithmetic },
+	{ "hist_add_sub", pt_hist_add_sub },
+	{ "thresholds_empty", pt_thresholds_empty },
+	{ "thresholds_all_hot", pt_thresholds_all_hot },
+	{ "thresholds_budget", pt_thresholds_budget },
+	{ "thresholds_zero_budget", pt_thresholds_zero_budget },
+	{ NULL, NULL }
+};
+
+#endif /* _MM_HTMM_POLICY_TESTS_H */

@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * ksamplingd: the htmm sampler thread, the per-CPU sample rings and the
+ * CPU quota control.
+ *
+ * Sample sources share struct htmm_source_ops.  The perf source (PEBS, or
+ * a software event for testing) pushes records into a bounded per-CPU ring
+ * from its overflow handler, possibly in NMI context; ksamplingd drains
+ * the rings and feeds ingestion.  The Accessed-bit source runs its scans
+ * from ksamplingd itself.  The injector bypasses both and calls ingestion
+ * directly.
+ *
+ * ksamplingd exists while at least one cgroup has htmm enabled.  While no
+ * enabled cgroup has a task, the source is stopped and the thread idles.
+ */
+#define pr_fmt(fmt) "htmm: " fmt
+
+#include <linux/cgroup.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
+#include <linux/memcontrol.h>
+#include <linux/mm.h>
+#include <linux/percpu.h>
+#include <linux/sched.h>
+#include <linux/sched/cputime.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/vmstat.h>
+
+#include "internal.h"
+
+#include <trace/events/htmm.h>
+
+/*
+ * Per-CPU sample ring: single producer (the overflow handler of this CPU,
+ * which may run in NMI context), single consumer (ksamplingd).  @head is
+ * written by the producer only, @tail by the consumer only.
+ */
+struct htmm_ring {
+	unsigned int head;
+	unsigned int tail;
+	unsigned long nr_pushed;	/* producer only */
+	unsigned long nr_dropped;	/* producer only */
+	struct htmm_record rec[HTMM_RING_SIZE];
+};
+
+static DEFINE_PER_CPU(struct htmm_ring, htmm_rings);
+
+/* Samples lost because a ring was full or the page could not be found. */
+static atomic64_t htmm_nr_dropped = ATOMIC64_INIT(0);
+
+/**
+ * htmm_ring_push - Queue a sample on this CPU's ring.
+ * @rec: The sample.
+ *
+ * Context: Any context including NMI, with preemption disabled.
+ * Return: false if the ring was full and the sample was dropped.
+ */
+bool htmm_ring_push(const struct htmm_record *rec)
+{
+	struct htmm_ring *r = this_cpu_ptr(&htmm_rings);
+	unsigned int head = r->head;
+
+	/* Pairs with the consumer's release of @tail: the slot is free. */
+	if (head - smp_load_acquire(&r->tail) >= HTMM_RING_SIZE) {
+		r->nr_dropped++;
+		atomic64_inc(&htmm_nr_dropped);
+		count_vm_event(HTMM_NR_SAMPLES_DROPPED);
+		return false;
+	}
+	r->rec[head % HTMM_RING_SIZE] = *rec;
+	r->nr_pushed++;
+	/* Publish the record before the new head (consumer's acquire). */
+	smp_store_release(&r->head, head + 1);
+	return true;
+}
+
+/**
+ * htmm_rings_show - Print per-CPU ring counters (debugfs).
+ * @m: The file.
+ */
+void htmm_rings_show(struct seq_file *m)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct htmm_ring *r = per_cpu_ptr(&htmm_rings, cpu);
+
+		seq_printf(m, "cpu%d pushed %lu dropped %lu\n", cpu,
+			   READ_ONCE(r->nr_pushed), READ_ONCE(r->nr_dropped));
+	}
+}
+
+static void htmm_ingest_record(const struct htmm_record *rec,
+			       unsigned long *ok, unsigned long *dropped)
+{
+	struct page *page;
+	int err = -ENOENT;
+
+	if (rec->paddr) {
+		page = pfn_to_online_page(PHYS_PFN(rec->paddr));
+		if (page)
+			err = htmm_ingest_page(page, rec->kind, rec->src);
+	} else if (rec->pid && rec->vaddr) {
+		err = htmm_ingest_vaddr(rec->pid, rec->vaddr, rec->kind,
+					rec->src);
+	}
+	if (!err) {
+		(*ok)++;
+	} else if (err != -ENODEV) {
+		(*dropped)++;
+		atomic64_inc(&htmm_nr_dropped);
+		count_vm_event(HTMM_NR_SAMPLES_DROPPED);
+	}
+}
+
+/* Drain at most @budget records from all rings; return how many. */
+static unsigned long htmm_drain_rings(unsigned long budget)
+{
+	unsigned long nr = 0, ok = 0, dropped = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct htmm_ring *r = per_cpu_ptr(&htmm_rings, cpu);
+		unsigned int tail = r->tail;
+		/* Pairs with the producer's release: records up to @head are written. */
+		unsigned int head = smp_load_acquire(&r->head);
+
+		while (tail != head && nr < budget) {
+			struct htmm_record rec = r->rec[tail % HTMM_RING_SIZE];
+
+			/* The record is copied: hand the slot back. */
+			smp_store_release(&r->tail, ++tail);
+			htmm_ingest_record(&rec, &ok, &dropped);
+			nr++;
+		}
+		cond_resched();
+	}
+	if (nr)
+		trace_htmm_sample_batch(HTMM_SRC_PEBS, nr, ok, dropped);
+	return nr;
+}
+
+static void htmm_rings_reset(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct htmm_ring *r = per_cpu_ptr(&htmm_rings, cpu);
+
+		r->tail = r->head;
+	}
+}
+
+/*
+ * Sample period ladder for the CPU quota control: level 0 is the
+ * configured period, each level up multiplies it by about 1.5 and picks a
+ * prime, so that periodic access patterns do not alias with the period.
+ */
+#define HTMM_NR_LEVELS	12
+
+static unsigned int htmm_level;		/* ksamplingd only */
+static unsigned int htmm_cur_period;	/* periods in force, for the stat */
+static unsigned int htmm_cur_inst_period;
+static unsigned int htmm_cpu_permille;	/* ksamplingd's CPU, last window */
+
+static bool htmm_is_prime(unsigned long n)
+{
+	unsigned long d;
+
+	if (n < 2)
+		return false;
+	for (d = 2; d * d <= n; d++)
+		if (n % d == 0)
+			return false;
+	return true;
+}
+
+/**
+ * htmm_period_at - The sample period at a quota level.
+ * @base: The configured period (level 0).
+ * @level: The level.
+ *
+ * Return: @base at level 0, otherwise the first prime at or above
+ * @base * 1.5^@level, capped at INT_MAX.
+ */
+unsigned int htmm_period_at(unsigned int base, unsigned int level)
+{
+	unsigned long p = base;
+
+	if (!level)
+		return base;
+	while (level--)
+		p = p + p / 2 + 1;
+	if (p >= INT_MAX)
+		return INT_MAX;
+	while (!htmm_is_prime(p))
+		p++;
+	return p;
+}
+
+static const struct htmm_source_ops *htmm_src;	/* running source */
+static bool htmm_src_running;
+static struct task_struct *htmm_ksamplingd;
+static DECLARE_WAIT_QUEUE_HEAD(htmm_ksamplingd_wait);
+
+static void htmm_apply_periods(void)
+{
+	unsigned int load = READ_ONCE(htmm_params.sample_period);
+	unsigned int store = READ_ONCE(htmm_params.inst_sample_period);
+
+	htmm_cur_period = htmm_period_at(load, htmm_level);
+	htmm_cur_inst_period = htmm_period_at(store, htmm_level);
+	if (htmm_src_running && htmm_src->set_period)
+		htmm_src->set_period(htmm_cur_period, htmm_cur_inst_period);
+}
+
+/* Called by the tunables when a period changes. */
+void htmm_sampler_periods_changed(void)
+{
+	wake_up(&htmm_ksamplingd_wait);
+}
+
+/* Is any htmm-enabled cgroup populated? */
+static bool htmm_any_populated(void)
+{
+	struct htmm_memcg *hm;
+	bool ret = false;
+
+	spin_lock(&htmm_list_lock);
+	list_for_each_entry(hm, &htmm_enabled_list, node) {
+		if (cgroup_is_populated(hm->memcg->css.cgroup)) {
+			ret = true;
+			break;
+		}
+	}
+	spin_unlock(&htmm_list_lock);
+	return ret;
+}
+
+static void htmm_source_start(void)
+{
+	int err;
+
+	htmm_level = 0;
+	htmm_rings_reset();
+	htmm_cur_period = READ_ONCE(htmm_params.sample_period);
+	htmm_cur_inst_period = READ_ONCE(htmm_params.inst_sample_period);
+	err = htmm_src->start(htmm_cur_period, htmm_cur_inst_period);
+	if (err) {
+		pr_warn_ratelimited("sample source %s failed to start: %d\n",
+				    htmm_src->name, err);
+		return;
+	}
+	htmm_src_running = true;
+}
+
+static void htmm_source_stop(void)
+{
+	if (!htmm_src_running)
+		return;
+	htmm_src->stop();
+	htmm_src_running = false;
+	htmm_drain_rings(ULONG_MAX);
+}
+
+/* Step the sample period to keep ksamplingd under its CPU quota. */
+static void htmm_quota_control(u64 runtime_ns, u64 wall_ns)
+{
+	unsigned int quota = READ_ONCE(htmm_params.cpu_quota);
+	unsigned int permille = wall_ns ? div64_u64(runtime_ns * 1000, wall_ns) : 0;
+	unsigned int level = htmm_level;
+
+	htmm_cpu_permille = permille;
+	if (!quota)
+		level = 0;
+	else if (permille > quota && level < HTMM_NR_LEVELS - 1)
+		level++;
+	else if (permille < quota / 2 && level > 0)
+		level--;
+	if (level != htmm_level) {
+		htmm_level = level;
+		htmm_apply_periods();
+	}
+}
+
+#define HTMM_QUOTA_WINDOW_NS	(1000ULL * NSEC_PER_MSEC)
+#define HTMM_DRAIN_BUDGET	4096
+
+static int htmm_ksamplingd_fn(void *unused)
+{
+	u64 win_start = ktime_get_ns(), win_run = current->se.sum_exec_runtime;
+	unsigned int period = 0, inst_period = 0;
+
+	while (!kthread_should_stop()) {
+		u64 now = ktime_get_ns();
+		bool populated = htmm_any_populated();
+
+		if (populated && !htmm_src_running)
+			htmm_source_start();
+		else if (!populated && htmm_src_running)
+			htmm_source_stop();
+
+		if (htmm_src_running) {
+			if (period != READ_ONCE(htmm_params.sample_period) ||
+			    inst_period != READ_ONCE(htmm_params.inst_sample_period)) {
+				period = READ_ONCE(htmm_params.sample_period);
+				inst_period = READ_ONCE(htmm_params.inst_sample_period);
+				htmm_apply_periods();
+			}
+			htmm_drain_rings(HTMM_DRAIN_BUDGET);
+			if (htmm_src->tick)
+				htmm_src->tick(htmm_level);
+		}
+
+		if (now - win_start >= HTMM_QUOTA_WINDOW_NS) {
+			u64 run = current->se.sum_exec_runtime;
+
+			htmm_quota_control(run - win_run, now - win_start);
+			win_start = now;
+			win_run = run;
+		}
+		wait_event_interruptible_timeout(htmm_ksamplingd_wait,
+						 kthread_should_stop(),
+						 msecs_to_jiffies(populated ? 10 : 100));
+	}
+	htmm_source_stop();
+	return 0;
+}
+
+static const struct htmm_source_ops *htmm_pick_source(void)
+{
+	switch (READ_ONCE(htmm_params.sampler)) {
+	case HTMM_SAMPLER_PEBS:
+		pr_info("sample source: pebs (selected by htmm_sampler)\n");
+		return &htmm_perf_source;
+	case HTMM_SAMPLER_ABIT:
+		pr_info("sample source: abit (selected by htmm_sampler)\n");
+		return &htmm_abit_source;
+	case HTMM_SAMPLER_INJECT:
+		pr_info("sample source: inject only (selected by htmm_sampler)\n");
+		return &htmm_null_source;
+	default:
+		break;
+	}
+	if (htmm_perf_supported()) {
+		pr_info("sample source: pebs (auto: the PMU has our PEBS events)\n");
+		return &htmm_perf_source;
+	}
+	pr_info("sample source: abit (auto: %s)\n", htmm_perf_unsupported_reason());
+	return &htmm_abit_source;
+}
+
+/**
+ * htmm_sampler_start - Start ksamplingd.
+ *
+ * Context: Process context; caller holds htmm_lock.
+ * Return: 0 or a negative error.
+ */
+int htmm_sampler_start(void)
+{
+	struct task_struct *t;
+
+	lockdep_assert_held(&htmm_lock);
+	if (htmm_ksamplingd)
+		return 0;
+	htmm_src = htmm_pick_source();
+	htmm_src_running = false;
+	t = kthread_run(htmm_ksamplingd_fn, NULL, "ksamplingd");
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	htmm_ksamplingd = t;
+	return 0;
+}
+
+/**
+ * htmm_sampler_stop - Stop ksamplingd and its sample source.
+ *
+ * Returns once the thread has exited and the source released everything.
+ *
+ * Context: Process context; caller holds htmm_lock.
+ */
+void htmm_sampler_stop(void)
+{
+	lockdep_assert_held(&htmm_lock);
+	if (!htmm_ksamplingd)
+		return;
+	kthread_stop(htmm_ksamplingd);
+	htmm_ksamplingd = NULL;
+	htmm_src = NULL;
+}
+
+/**
+ * htmm_sampler_stat - Print the sampler's state in memory.htmm_stat.
+ * @m: The file.
+ */
+void htmm_sampler_stat(struct seq_file *m)
+{
+	seq_printf(m, "samples_dropped %lld\n", atomic64_read(&htmm_nr_dropped));
+	seq_printf(m, "sample_period %u\n", READ_ONCE(htmm_cur_period));
+	seq_printf(m, "inst_sample_period %u\n", READ_ONCE(htmm_cur_inst_period));
+	seq_printf(m, "ksamplingd_cpu_permille %u\n", READ_ONCE(htmm_cpu_permille));
+	seq_printf(m, "ksamplingd_running %d\n", !!READ_ONCE(htmm_ksamplingd));
+}
+
+static int htmm_null_start(unsigned int period, unsigned int inst_period)
+{
+	return 0;
+}
+
+static void htmm_null_stop(void)
+{
+}
+
+const struct htmm_source_ops htmm_null_source = {
+	.name = "inject",
+	.start = htmm_null_start,
+	.stop = htmm_null_stop,
+};
