@@ -30,6 +30,10 @@ echo "# kernel built ($(( $(date +%s) - start )) s)"
 hosts=()
 "$HTMM_TOP/scripts/checkpatch.sh" --tap > "$LOGS/checkpatch.tap" 2>&1
 hosts+=(--host "$LOGS/checkpatch.tap")
+mkdir -p "$BUILD/policy"
+make -s -C "$HTMM_TOP/tools/htmm/policy" O="$BUILD/policy" check \
+	> "$LOGS/policy-host.tap" 2>&1
+hosts+=(--host "$LOGS/policy-host.tap")
 if [ -f "$HTMM_TOP/tools/tierbench/Makefile" ]; then
 	make -s -C "$HTMM_TOP/tools/tierbench" check O="$BUILD/tierbench-host" \
 		> "$LOGS/tierbench-host.tap" 2>&1

@@ -230,6 +230,9 @@ void htmm_rings_show(struct seq_file *m);
 void htmm_sampler_periods_changed(void);
 int htmm_sampler_restart(void);
 
+/* src_abit.c */
+void htmm_abit_stat(struct seq_file *m);
+
 /* src_perf.c */
 bool htmm_perf_supported(void);
 const char *htmm_perf_unsupported_reason(void);

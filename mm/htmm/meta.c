@@ -139,6 +139,25 @@ static void htmm_cool_locked(struct mem_cgroup *memcg, struct htmm_memcg *hm)
 	htmm_adapt_locked(memcg, hm);
 }
 
+/*
+ * Adaptation time.  If the cgroup's memory doubled since the last cooling,
+ * the counts describe a much smaller working set than the one now
+ * resident: cool instead, which also adapts.  Caller holds hm->lock.
+ */
+static void htmm_adapt_or_cool_locked(struct mem_cgroup *memcg,
+				      struct htmm_memcg *hm)
+{
+	unsigned long usage = page_counter_read(&memcg->memory);
+
+	if (hm->usage_at_cool && usage / 2 > hm->usage_at_cool) {
+		htmm_cool_locked(memcg, hm);
+		return;
+	}
+	if (!hm->usage_at_cool)
+		hm->usage_at_cool = usage;
+	htmm_adapt_locked(memcg, hm);
+}
+
 /**
  * htmm_memcg_adapt - Recompute a cgroup's thresholds now.
  * @memcg: The cgroup, e.g. after its fast-tier budget changed.
@@ -297,7 +316,7 @@ int htmm_ingest_page(struct page *page, enum htmm_kind kind,
 			htmm_cool_locked(memcg, hm);
 		else if (++hm->samples_since_adapt >=
 			 READ_ONCE(htmm_params.adaptation_period))
-			htmm_adapt_locked(memcg, hm);
+			htmm_adapt_or_cool_locked(memcg, hm);
 		ret = 0;
 	}
 	spin_unlock_irqrestore(&hm->lock, flags);

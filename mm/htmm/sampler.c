@@ -402,6 +402,7 @@ void htmm_sampler_stat(struct seq_file *m)
 	seq_printf(m, "inst_sample_period %u\n", READ_ONCE(htmm_cur_inst_period));
 	seq_printf(m, "ksamplingd_cpu_permille %u\n", READ_ONCE(htmm_cpu_permille));
 	seq_printf(m, "ksamplingd_running %d\n", !!READ_ONCE(htmm_ksamplingd));
+	htmm_abit_stat(m);
 }
 
 static int htmm_null_start(unsigned int period, unsigned int inst_period)

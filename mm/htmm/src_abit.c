@@ -22,6 +22,7 @@
 #include <linux/pagewalk.h>
 #include <linux/pgtable.h>
 #include <linux/sched/mm.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <asm/tlbflush.h>
 
@@ -35,6 +36,7 @@
 struct htmm_abit_walk {
 	unsigned long nr_young;
 	unsigned long nr_accounted;
+	u64 scanned;		/* bytes of address space walked */
 };
 
 static void htmm_abit_sample(struct page *page, struct htmm_abit_walk *w)
@@ -132,6 +134,7 @@ static bool htmm_abit_scan_mm(struct mm_struct *mm, struct htmm_abit_walk *w,
 		walk_page_range(mm, addr, next, &htmm_abit_ops, w);
 		mmap_read_unlock(mm);
 		scanned += next - addr;
+		w->scanned += next - addr;
 		addr = next;
 
 		/* Pace: scanned bytes at @rate MiB/s must not be early. */
@@ -150,6 +153,22 @@ static bool htmm_abit_scan_mm(struct mm_struct *mm, struct htmm_abit_walk *w,
 }
 
 static unsigned long htmm_abit_next_scan;	/* jiffies; ksamplingd only */
+
+/* Scan statistics, written by ksamplingd only, read by the stat file. */
+static u64 htmm_abit_nr_scans;
+static u64 htmm_abit_scanned;		/* bytes of address space */
+static u64 htmm_abit_scan_ns;		/* CPU time of ksamplingd scanning */
+
+/**
+ * htmm_abit_stat - Print the scanner's statistics.
+ * @m: The memory.htmm_stat file.
+ */
+void htmm_abit_stat(struct seq_file *m)
+{
+	seq_printf(m, "abit_scans %llu\n", READ_ONCE(htmm_abit_nr_scans));
+	seq_printf(m, "abit_scanned_bytes %llu\n", READ_ONCE(htmm_abit_scanned));
+	seq_printf(m, "abit_scan_cpu_ns %llu\n", READ_ONCE(htmm_abit_scan_ns));
+}
 
 /* Collect references to the address spaces of one cgroup's tasks. */
 static int htmm_abit_collect(struct mem_cgroup *memcg, struct mm_struct **mms,
@@ -186,6 +205,7 @@ static void htmm_abit_tick(unsigned int level)
 	struct htmm_memcg *hm;
 	int i, nr_memcg = 0, nr = 0;
 	bool go = true;
+	u64 run;
 
 	if (time_before(jiffies, htmm_abit_next_scan))
 		return;
@@ -203,11 +223,16 @@ static void htmm_abit_tick(unsigned int level)
 		css_put(&memcgs[i]->css);
 	}
 
+	run = current->se.sum_exec_runtime;
 	for (i = 0; i < nr; i++) {
 		if (go)
 			go = htmm_abit_scan_mm(mms[i], &w, level);
 		mmput(mms[i]);
 	}
+	WRITE_ONCE(htmm_abit_scan_ns, htmm_abit_scan_ns +
+		   current->se.sum_exec_runtime - run);
+	WRITE_ONCE(htmm_abit_scanned, htmm_abit_scanned + w.scanned);
+	WRITE_ONCE(htmm_abit_nr_scans, htmm_abit_nr_scans + 1);
 	trace_htmm_sample_batch(HTMM_SRC_ABIT, w.nr_young, w.nr_accounted,
 				w.nr_young - w.nr_accounted);
 	htmm_abit_next_scan = jiffies +

@@ -41,8 +41,27 @@ echo disabled > $CG/memory.htmm_enabled
 run_in_cgroup 256
 echo enabled > $CG/memory.htmm_enabled
 
-say "memory.htmm_stat"
-cat $CG/memory.htmm_stat
+say "memory.htmm_stat after the placement runs"
+grep -E '^(enabled|resident_node|max_at_node|alloc_)' $CG/memory.htmm_stat
+
+say "Sampling: a hot/cold workload (128 MiB cold, 16 MiB hot) under the Accessed-bit sampler"
+echo abit > /sys/kernel/mm/htmm/htmm_sampler
+echo 200 > /sys/kernel/mm/htmm/htmm_abit_interval_ms
+echo 2000 > /sys/kernel/mm/htmm/htmm_adaptation_period
+echo max > $CG/memory.max_at_node0
+sh -c "echo \$\$ > $CG/cgroup.procs && exec /htmm/bin/hotcold --cold 128 --hot 16 --seconds 25" &
+w=$!
+sleep 20
+grep -E '^(samples_abit|samples_access|hot_threshold|warm_threshold|fast_capacity|cooling_epoch|hist_[0-9]+|ksamplingd_cpu_permille|abit_scans) ' \
+	$CG/memory.htmm_stat | grep -v ' 0$'
+say "The hot threshold follows the fast-tier budget (max_at_node0)"
+for b in max 64M 20M 4M; do
+	echo $b > $CG/memory.max_at_node0
+	echo "max_at_node0=$b: $(grep -E '^(hot_threshold|warm_threshold) ' $CG/memory.htmm_stat | tr '\n' ' ')"
+done
+wait $w
+
 say "htmm counters in /proc/vmstat"
 grep '^htmm_' /proc/vmstat
+echo disabled > $CG/memory.htmm_enabled
 rmdir $CG

@@ -1,0 +1,55 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Runs in the guest: sampling benchmarks (ingestion cost, ksamplingd CPU
+# against its quota, Accessed-bit scan cost).  Prints figures only.
+H=/sys/kernel/mm/htmm
+CG=/sys/fs/cgroup/bench
+stat() { grep "^$1 " $CG/memory.htmm_stat | cut -d' ' -f2; }
+mkdir -p $CG
+
+echo "### ingestion cost (injector, 64 MiB of base pages)"
+echo inject > $H/htmm_sampler
+echo 2147483647 > $H/htmm_cooling_period
+echo enabled > $CG/memory.htmm_enabled
+sh -c "echo \$\$ > $CG/cgroup.procs && exec /htmm/bin/injbench 64"
+echo disabled > $CG/memory.htmm_enabled
+
+echo "### abit: ksamplingd CPU and scan cost, hot/cold workload (256 MiB cold, 64 MiB hot)"
+echo abit > $H/htmm_sampler
+echo 1000 > $H/htmm_abit_interval_ms
+echo 30 > $H/ksampled_soft_cpu_quota
+echo enabled > $CG/memory.htmm_enabled
+sh -c "echo \$\$ > $CG/cgroup.procs && exec /htmm/bin/hotcold --cold 256 --hot 64 --seconds 40" &
+w=$!
+i=0
+while [ $i -lt 8 ]; do
+	sleep 5
+	echo "t=$(( (i + 1) * 5 ))s ksamplingd_cpu_permille $(stat ksamplingd_cpu_permille) (quota 30)" \
+		"samples_abit $(stat samples_abit) abit_scans $(stat abit_scans)"
+	i=$((i + 1))
+done
+wait $w
+b=$(stat abit_scanned_bytes); ns=$(stat abit_scan_cpu_ns)
+echo "abit: $(stat abit_scans) scans, $((b >> 20)) MiB of address space, $((ns / 1000000)) ms of CPU:" \
+	"$(( ns / ((b >> 20) + 1) * 1024 / 1000000 )) ms per GiB scanned"
+echo disabled > $CG/memory.htmm_enabled
+
+echo "### perf source on software page faults: quota control (period 1, quota 30 per mille)"
+echo pebs > $H/htmm_sampler
+echo sw-page-faults > $H/htmm_perf_event
+echo 1 > $H/htmm_sample_period
+echo 1 > $H/htmm_inst_sample_period
+echo enabled > $CG/memory.htmm_enabled
+sh -c "echo \$\$ > $CG/cgroup.procs; i=0; while [ \$i -lt 60 ]; do /htmm/bin/placement 32 >/dev/null; i=\$((i+1)); done" &
+w=$!
+i=0
+while [ $i -lt 6 ]; do
+	sleep 5
+	echo "t=$(( (i + 1) * 5 ))s ksamplingd_cpu_permille $(stat ksamplingd_cpu_permille)" \
+		"sample_period $(stat sample_period) samples_pebs $(stat samples_pebs) dropped $(stat samples_dropped)"
+	i=$((i + 1))
+done
+kill $w 2>/dev/null
+wait $w 2>/dev/null
+echo disabled > $CG/memory.htmm_enabled
+rmdir $CG
