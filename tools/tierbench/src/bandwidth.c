@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: GPL-2.0
+/* tierbench bandwidth and memcpy: the command-line side. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "opts.h"
+
+enum {
+	OPT_THREADS = OPT_CMD_BASE,
+	OPT_MIX,
+	OPT_BLOCK,
+};
+
+/* Shared checks once the options are parsed: nodes and thread count. */
+static int resolve_threads(struct tb_topo *t, struct tb_common_opts *c,
+			   long *threads)
+{
+	if (c->cpu >= 0) {
+		tb_err("--cpu does not apply here: threads run on the CPUs of --cpu-node (see --threads)");
+		return -1;
+	}
+	if (tb_resolve_nodes(t, c))
+		return -1;
+	if (*threads > t->ncpus[c->cpu_node]) {
+		tb_err("--threads %ld: node %ld has only %d usable CPUs",
+		       *threads, c->cpu_node, t->ncpus[c->cpu_node]);
+		return -1;
+	}
+	if (*threads <= 0)
+		*threads = t->ncpus[c->cpu_node];
+	return 0;
+}
+
+static int parse_threads(const char *arg, long *threads)
+{
+	if (tb_parse_long(arg, 1, TB_MAX_CPUS, threads))
+		return tb_bad_value("--threads", arg,
+				    "expected a thread count of at least 1");
+	return 0;
+}
+
+/* ------------------------------------------------------------ bandwidth */
+
+static void bw_usage(FILE *f)
+{
+	fprintf(f,
+"usage: tierbench bandwidth [options]\n"
+"\n"
+"Peak memory bandwidth: N pinned threads each stream their own region\n"
+"bound to the memory node, for each read/write mix:\n"
+"  all-reads  read the region\n"
+"  3:1        d[i] = a[i] + b[i] + c[i]   (3 reads : 1 write)\n"
+"  2:1        d[i] = a[i] + b[i]          (2 reads : 1 write)\n"
+"  1:1        d[i] = a[i] ^ k             (1 read  : 1 write)\n"
+"Bytes are counted as the program reads and writes them (write-allocate\n"
+"traffic is not added); MB/s = 10^6 bytes/s, GB/s = 10^9 bytes/s.\n"
+"\n"
+"options:\n"
+"  -s, --size SIZE        total size over all threads (default 1G)\n"
+"  -t, --threads N        threads (default: all usable CPUs of the CPU node)\n"
+"      --mix LIST         comma list of all-reads,3:1,2:1,1:1 or 'all'\n"
+"                         (default all)\n"
+"  -m, --mem-node N       node the regions are bound to (default: CPU node)\n"
+"  -c, --cpu-node N       node whose CPUs run the threads (default: first\n"
+"                         node with CPUs)\n"
+"  -p, --page KIND        4k (default), thp, 2m or 1g\n"
+"  -d, --duration SEC     measuring time per mix (default 1)\n"
+"      --warmup SEC       warm-up time per mix (default 0.2)\n"
+"  -j, --json             JSON output\n"
+"  -v, --verbose          progress on stderr\n"
+"  -h, --help             this help\n"
+"\n"
+"output: one line per mix,\n"
+"  bandwidth cpu_node=N mem_node=N threads=N page=P size=S mix=M repeats=N\n"
+"            mbs=X gbs=X min_mbs=X max_mbs=X placed_pct=X\n");
+}
+
+static int parse_mixes(const char *arg, unsigned char *mixes)
+{
+	char *copy, *save = NULL, *tok;
+	int ok = 1;
+
+	memset(mixes, 0, TB_MIX_COUNT);
+	if (!strcmp(arg, "all")) {
+		memset(mixes, 1, TB_MIX_COUNT);
+		return 0;
+	}
+	copy = strdup(arg);
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		enum tb_mix m;
+
+		if (tb_parse_mix(tok, &m)) {
+			ok = 0;
+			break;
+		}
+		mixes[m] = 1;
+	}
+	free(copy);
+	if (!ok || !memchr(mixes, 1, TB_MIX_COUNT) || arg[strlen(arg) - 1] == ',')
+		return tb_bad_value("--mix", arg,
+				    "expected a comma list of all-reads, 3:1, 2:1, 1:1, or 'all'");
+	return 0;
+}
+
+int bandwidth_parse(int argc, char **argv, struct tb_bandwidth_opts *o)
+{
+	static const struct option lo[] = {
+		COMMON_LONG_OPTS,
+		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ "mix", required_argument, NULL, OPT_MIX },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, r;
+
+	memset(o, 0, sizeof(*o));
+	tb_common_defaults(&o->c, 1ULL << 30);
+	memset(o->mixes, 1, TB_MIX_COUNT);
+	tb_getopt_reset();
+	while ((c = getopt_long(argc, argv, COMMON_SHORT_OPTS "t:", lo,
+				NULL)) != -1) {
+		r = tb_common_opt(c, optarg, &o->c, argv);
+		if (r == 2) {
+			bw_usage(stdout);
+			return 1;
+		}
+		if (r < 0)
+			return -1;
+		if (r == 1)
+			continue;
+		switch (c) {
+		case 't':
+		case OPT_THREADS:
+			if (parse_threads(optarg, &o->threads))
+				return -1;
+			break;
+		case OPT_MIX:
+			if (parse_mixes(optarg, o->mixes))
+				return -1;
+			break;
+		default:
+			return tb_bad_option(c, argv);
+		}
+	}
+	return tb_no_positional(argc, argv);
+}
+
+int cmd_bandwidth(int argc, char **argv)
+{
+	struct tb_bandwidth_opts o;
+	struct tb_bw_res res[TB_MIX_COUNT];
+	struct tb_bw_cfg cfg;
+	struct tb_topo t;
+	char sz[32];
+	int r, m;
+
+	r = bandwidth_parse(argc, argv, &o);
+	if (r)
+		return r > 0 ? TB_EXIT_OK : TB_EXIT_USAGE;
+	if (tb_topo_load(&t))
+		return TB_EXIT_FAIL;
+	if (resolve_threads(&t, &o.c, &o.threads)) {
+		tb_topo_free(&t);
+		return TB_EXIT_USAGE;
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.cpus = t.cpus[o.c.cpu_node];
+	cfg.nthreads = (int)o.threads;
+	cfg.mem_node = (int)o.c.mem_node;
+	cfg.page = o.c.page;
+	cfg.size = o.c.size;
+	cfg.duration = o.c.duration;
+	cfg.warmup = o.c.warmup;
+	memset(res, 0, sizeof(res));
+	if (tb_bw_measure(&cfg, o.mixes, res)) {
+		tb_topo_free(&t);
+		return TB_EXIT_FAIL;
+	}
+	tb_fmt_size(o.c.size, sz, sizeof(sz));
+	if (o.c.json) {
+		struct tb_json j;
+
+		tb_json_begin(&j, stdout);
+		tb_json_str(&j, "tool", "bandwidth");
+		tb_json_str(&j, "version", TB_VERSION);
+		tb_json_obj(&j, "params");
+		tb_json_int(&j, "cpu_node", o.c.cpu_node);
+		tb_json_int(&j, "mem_node", o.c.mem_node);
+		tb_json_int(&j, "threads", o.threads);
+		tb_json_str(&j, "page", tb_page_name(o.c.page));
+		tb_json_int(&j, "size_bytes", (long long)o.c.size);
+		tb_json_num(&j, "duration_s", o.c.duration, 3);
+		tb_json_obj_end(&j);
+		tb_json_arr(&j, "results");
+		for (m = 0; m < TB_MIX_COUNT; m++) {
+			if (!o.mixes[m])
+				continue;
+			tb_json_obj(&j, NULL);
+			tb_json_str(&j, "mix", tb_mix_name(m));
+			tb_json_num(&j, "mbs", res[m].mbs, 1);
+			tb_json_num(&j, "gbs", res[m].mbs / 1e3, 2);
+			tb_json_num(&j, "min_mbs", res[m].mbs_min, 1);
+			tb_json_num(&j, "max_mbs", res[m].mbs_max, 1);
+			tb_json_int(&j, "repeats", res[m].repeats);
+			tb_json_num(&j, "placed_pct", res[m].placed_pct, 1);
+			tb_json_obj_end(&j);
+		}
+		tb_json_arr_end(&j);
+		tb_json_end(&j);
+	} else {
+		for (m = 0; m < TB_MIX_COUNT; m++) {
+			if (!o.mixes[m])
+				continue;
+			printf("bandwidth cpu_node=%ld mem_node=%ld threads=%ld page=%s size=%s mix=%s repeats=%d mbs=%.1f gbs=%.2f min_mbs=%.1f max_mbs=%.1f placed_pct=%.1f\n",
+			       o.c.cpu_node, o.c.mem_node, o.threads,
+			       tb_page_name(o.c.page), sz, tb_mix_name(m),
+			       res[m].repeats, res[m].mbs, res[m].mbs / 1e3,
+			       res[m].mbs_min, res[m].mbs_max,
+			       res[m].placed_pct);
+		}
+	}
+	tb_topo_free(&t);
+	return TB_EXIT_OK;
+}
+
+/* --------------------------------------------------------------- memcpy */
+
+static void cpy_usage(FILE *f)
+{
+	fprintf(f,
+"usage: tierbench memcpy [options]\n"
+"\n"
+"memcpy() bandwidth: N pinned threads each copy the first half of their own\n"
+"region (bound to the memory node) to the second half, either with one\n"
+"large memcpy per pass or in medium blocks. Bandwidth counts the bytes\n"
+"copied (not read + written); MB/s = 10^6 bytes/s.\n"
+"\n"
+"options:\n"
+"  -s, --size SIZE        total size over all threads, source + target\n"
+"                         (default 1G)\n"
+"  -t, --threads N        threads (default: all usable CPUs of the CPU node)\n"
+"      --block LIST       comma list of block sizes; 'large' = the whole\n"
+"                         half-region in one call (default large,16K)\n"
+"  -m, --mem-node N       node the regions are bound to (default: CPU node)\n"
+"  -c, --cpu-node N       node whose CPUs run the threads\n"
+"  -p, --page KIND        4k (default), thp, 2m or 1g\n"
+"  -d, --duration SEC     measuring time per block size (default 1)\n"
+"      --warmup SEC       warm-up time per block size (default 0.2)\n"
+"  -j, --json             JSON output\n"
+"  -v, --verbose          progress on stderr\n"
+"  -h, --help             this help\n"
+"\n"
+"output: one line per block size,\n"
+"  memcpy cpu_node=N mem_node=N threads=N page=P size=S block=B\n"
+"         block_bytes=N repeats=N mbs=X gbs=X min_mbs=X max_mbs=X\n");
+}
+
+static int parse_blocks(const char *arg, struct tb_memcpy_opts *o)
+{
+	char *copy = strdup(arg), *save = NULL, *tok;
+	int ok = 1;
+
+	if (!copy)
+		return -1;
+	o->nblocks = 0;
+	for (tok = strtok_r(copy, ",", &save); tok && ok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+
+		if (o->nblocks >= 16)
+			ok = 0;
+		else if (!strcmp(tok, "large"))
+			o->blocks[o->nblocks++] = TB_MEMCPY_LARGE;
+		else if (!tb_parse_size(tok, &v) && v >= 64 && v % 64 == 0)
+			o->blocks[o->nblocks++] = v;
+		else
+			ok = 0;
+	}
+	free(copy);
+	if (!ok || !o->nblocks || arg[strlen(arg) - 1] == ',')
+		return tb_bad_value("--block", arg,
+				    "expected a comma list of 'large' and sizes that are multiples of 64, such as large,16K");
+	return 0;
+}
+
+int memcpy_parse(int argc, char **argv, struct tb_memcpy_opts *o)
+{
+	static const struct option lo[] = {
+		COMMON_LONG_OPTS,
+		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ "block", required_argument, NULL, OPT_BLOCK },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, r;
+
+	memset(o, 0, sizeof(*o));
+	tb_common_defaults(&o->c, 1ULL << 30);
+	o->blocks[0] = TB_MEMCPY_LARGE;
+	o->blocks[1] = 16384;
+	o->nblocks = 2;
+	tb_getopt_reset();
+	while ((c = getopt_long(argc, argv, COMMON_SHORT_OPTS "t:", lo,
+				NULL)) != -1) {
+		r = tb_common_opt(c, optarg, &o->c, argv);
+		if (r == 2) {
+			cpy_usage(stdout);
+			return 1;
+		}
+		if (r < 0)
+			return -1;
+		if (r == 1)
+			continue;
+		switch (c) {
+		case 't':
+		case OPT_THREADS:
+			if (parse_threads(optarg, &o->threads))
+				return -1;
+			break;
+		case OPT_BLOCK:
+			if (parse_blocks(optarg, o))
+				return -1;
+			break;
+		default:
+			return tb_bad_option(c, argv);
+		}
+	}
+	return tb_no_positional(argc, argv);
+}
+
+int cmd_memcpy(int argc, char **argv)
+{
+	struct tb_memcpy_opts o;
+	struct tb_cpy_res res[16];
+	struct tb_bw_cfg cfg;
+	struct tb_topo t;
+	char sz[32], bl[32];
+	int r, b;
+
+	r = memcpy_parse(argc, argv, &o);
+	if (r)
+		return r > 0 ? TB_EXIT_OK : TB_EXIT_USAGE;
+	if (tb_topo_load(&t))
+		return TB_EXIT_FAIL;
+	if (resolve_threads(&t, &o.c, &o.threads)) {
+		tb_topo_free(&t);
+		return TB_EXIT_USAGE;
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.cpus = t.cpus[o.c.cpu_node];
+	cfg.nthreads = (int)o.threads;
+	cfg.mem_node = (int)o.c.mem_node;
+	cfg.page = o.c.page;
+	cfg.size = o.c.size;
+	cfg.duration = o.c.duration;
+	cfg.warmup = o.c.warmup;
+	if (tb_memcpy_measure(&cfg, o.blocks, o.nblocks, res)) {
+		tb_topo_free(&t);
+		return TB_EXIT_FAIL;
+	}
+	tb_fmt_size(o.c.size, sz, sizeof(sz));
+	if (o.c.json) {
+		struct tb_json j;
+
+		tb_json_begin(&j, stdout);
+		tb_json_str(&j, "tool", "memcpy");
+		tb_json_str(&j, "version", TB_VERSION);
+		tb_json_obj(&j, "params");
+		tb_json_int(&j, "cpu_node", o.c.cpu_node);
+		tb_json_int(&j, "mem_node", o.c.mem_node);
+		tb_json_int(&j, "threads", o.threads);
+		tb_json_str(&j, "page", tb_page_name(o.c.page));
+		tb_json_int(&j, "size_bytes", (long long)o.c.size);
+		tb_json_num(&j, "duration_s", o.c.duration, 3);
+		tb_json_obj_end(&j);
+		tb_json_arr(&j, "results");
+		for (b = 0; b < o.nblocks; b++) {
+			tb_json_obj(&j, NULL);
+			tb_json_str(&j, "block", o.blocks[b] ?
+				    tb_fmt_size(o.blocks[b], bl, sizeof(bl)) :
+				    "large");
+			tb_json_int(&j, "block_bytes", (long long)res[b].block);
+			tb_json_num(&j, "mbs", res[b].mbs, 1);
+			tb_json_num(&j, "gbs", res[b].mbs / 1e3, 2);
+			tb_json_num(&j, "min_mbs", res[b].mbs_min, 1);
+			tb_json_num(&j, "max_mbs", res[b].mbs_max, 1);
+			tb_json_int(&j, "repeats", res[b].repeats);
+			tb_json_obj_end(&j);
+		}
+		tb_json_arr_end(&j);
+		tb_json_end(&j);
+	} else {
+		for (b = 0; b < o.nblocks; b++)
+			printf("memcpy cpu_node=%ld mem_node=%ld threads=%ld page=%s size=%s block=%s block_bytes=%llu repeats=%d mbs=%.1f gbs=%.2f min_mbs=%.1f max_mbs=%.1f\n",
+			       o.c.cpu_node, o.c.mem_node, o.threads,
+			       tb_page_name(o.c.page), sz,
+			       o.blocks[b] ? tb_fmt_size(o.blocks[b], bl,
+							 sizeof(bl)) : "large",
+			       (unsigned long long)res[b].block,
+			       res[b].repeats, res[b].mbs, res[b].mbs / 1e3,
+			       res[b].mbs_min, res[b].mbs_max);
+	}
+	tb_topo_free(&t);
+	return TB_EXIT_OK;
+}
