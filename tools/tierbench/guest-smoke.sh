@@ -58,17 +58,28 @@ has() {
 	return 0
 }
 
+# run_ok DESC CMD... : run CMD; false, with a failed check, unless it exits 0
+run_ok() {
+	d=$1
+	shift
+	run "$@"
+	[ "$RC" -eq 0 ] && return 0
+	notok "$d" "exit status $RC"
+	return 1
+}
+
+# json_ok KEYS : $T/out is valid JSON with the keys (else why in $T/chk)
+json_ok() {
+	"$TB" json-check --require "$1" "$T/out" >"$T/chk" 2>&1
+}
+
 # expect DESC "PATTERNS" CMD... : exit 0 and every pattern in stdout
 expect() {
 	desc=$1
 	pats=$2
 	shift 2
-	run "$@"
-	if [ "$RC" -ne 0 ]; then
-		notok "$desc" "exit status $RC"
-	else
-				if has $pats; then ok "$desc"; else notok "$desc" "missing '$MISSING'"; fi
-	fi
+	run_ok "$desc" "$@" || return 0
+	if has $pats; then ok "$desc"; else notok "$desc" "missing '$MISSING'"; fi
 }
 
 # expect_json DESC KEYS CMD... : exit 0 and valid JSON with the keys
@@ -76,13 +87,21 @@ expect_json() {
 	desc=$1
 	keys=$2
 	shift 2
+	run_ok "$desc" "$@" || return 0
+	if json_ok "$keys"; then ok "$desc"; else notok "$desc" "$(cat "$T/chk")"; fi
+}
+
+# expect_err DESC STATUS PATTERN CMD... : exit STATUS, PATTERN in stderr
+expect_err() {
+	desc=$1
+	want=$2
+	pat=$3
+	shift 3
 	run "$@"
-	if [ "$RC" -ne 0 ]; then
-		notok "$desc" "exit status $RC"
-	elif "$TB" json-check --require "$keys" "$T/out" >"$T/chk" 2>&1; then
+	if [ "$RC" -eq "$want" ] && grep -q "$pat" "$T/err"; then
 		ok "$desc"
 	else
-		notok "$desc" "$(cat "$T/chk")"
+		notok "$desc" "exit status $RC"
 	fi
 }
 
@@ -124,19 +143,10 @@ n1() {
 expect "--help lists the commands" "latency bandwidth memcpy loaded-latency hugepages run" \
 	"$TB" --help
 
-run "$TB" latency --bogus-option
-if [ "$RC" -eq 2 ] && grep -q "unknown option" "$T/err"; then
-	ok "rejects an unknown option (exit 2)"
-else
-	notok "rejects an unknown option (exit 2)" "exit status $RC"
-fi
-
-run "$TB" latency --mem-node 999 --size "$REGION"
-if [ "$RC" -eq 2 ] && grep -q "no such online NUMA node" "$T/err"; then
-	ok "rejects a node the machine does not have (exit 2)"
-else
-	notok "rejects a node the machine does not have (exit 2)" "exit status $RC"
-fi
+expect_err "rejects an unknown option (exit 2)" 2 "unknown option" \
+	"$TB" latency --bogus-option
+expect_err "rejects a node the machine does not have (exit 2)" 2 \
+	"no such online NUMA node" "$TB" latency --mem-node 999 --size "$REGION"
 
 # 4-8: idle latency
 expect "latency node0 random" "ns_per_load= mem_node=0 pattern=random" \
@@ -149,16 +159,15 @@ n1 expect "latency node1 random" "ns_per_load= mem_node=1 placed_pct=100.0" \
 n1 expect_json "latency node1 chunk --json" "ns_per_load,results" \
 	"$TB" latency --cpu-node 0 --mem-node 1 --size "$REGION" --pattern chunk \
 	--chunk-order random $SMALL --json
-run "$TB" latency --matrix --size "$REGION" $SMALL --json
-if [ "$RC" -ne 0 ]; then
-	notok "latency --matrix --json" "exit status $RC"
-elif ! "$TB" json-check --require results,cpu_node,mem_node,ns_per_load \
-	"$T/out" >"$T/chk" 2>&1; then
-	notok "latency --matrix --json" "$(cat "$T/chk")"
-elif [ "$HAVE_N1" -eq 1 ] && ! grep -q '"mem_node": 1' "$T/out"; then
-	notok "latency --matrix --json" "no memory node 1 in the matrix"
-else
-	ok "latency --matrix --json"
+desc="latency --matrix --json"
+if run_ok "$desc" "$TB" latency --matrix --size "$REGION" $SMALL --json; then
+	if ! json_ok results,cpu_node,mem_node,ns_per_load; then
+		notok "$desc" "$(cat "$T/chk")"
+	elif [ "$HAVE_N1" -eq 1 ] && ! grep -q '"mem_node": 1' "$T/out"; then
+		notok "$desc" "no memory node 1 in the matrix"
+	else
+		ok "$desc"
+	fi
 fi
 
 # 9-10: THP (a kernel in 'madvise' THP mode without the madvise() system
@@ -223,12 +232,11 @@ nr_of() {
 # hp_check DESC NODE : reserve 2M pages on NODE for a 2m-page latency run
 hp_check() {
 	before=$(nr_of "$2")
-	run "$TB" hugepages --size 2M --count 4 --node "$2" -- \
-		"$TB" latency --page 2m --mem-node "$2" --size "$REGION" $SMALL
+	run_ok "$1" "$TB" hugepages --size 2M --count 4 --node "$2" -- \
+		"$TB" latency --page 2m --mem-node "$2" --size "$REGION" $SMALL ||
+		return 0
 	after=$(nr_of "$2")
-	if [ "$RC" -ne 0 ]; then
-		notok "$1" "exit status $RC"
-	elif ! has "ns_per_load=" "page=2m"; then
+	if ! has "ns_per_load=" "page=2m"; then
 		notok "$1" "missing '$MISSING'"
 	elif [ "$before" != "$after" ]; then
 		notok "$1" "nr_hugepages $before before, $after after"

@@ -32,12 +32,64 @@ static int resolve_threads(struct tb_topo *t, struct tb_common_opts *c,
 	return 0;
 }
 
-static int parse_threads(const char *arg, long *threads)
+/*
+ * After the options were parsed (parsed: what *_parse returned), load the
+ * topology, check the nodes and the thread count and fill the measurement
+ * config. Returns -1 to go on, else the exit status (the topology is then
+ * not loaded or already freed).
+ */
+static int bw_prepare(int parsed, struct tb_topo *t, struct tb_common_opts *c,
+		      long *threads, struct tb_bw_cfg *cfg)
 {
-	if (tb_parse_long(arg, 1, TB_MAX_CPUS, threads))
-		return tb_bad_value("--threads", arg,
-				    "expected a thread count of at least 1");
-	return 0;
+	if (parsed)
+		return parsed > 0 ? TB_EXIT_OK : TB_EXIT_USAGE;
+	if (tb_topo_load(t))
+		return TB_EXIT_FAIL;
+	if (resolve_threads(t, c, threads)) {
+		tb_topo_free(t);
+		return TB_EXIT_USAGE;
+	}
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->cpus = t->cpus[c->cpu_node];
+	cfg->nthreads = (int)*threads;
+	cfg->mem_node = (int)c->mem_node;
+	cfg->page = c->page;
+	cfg->size = c->size;
+	cfg->duration = c->duration;
+	cfg->warmup = c->warmup;
+	return -1;
+}
+
+/* JSON up to the opened "results" array: the tool and its parameters. */
+static void bw_json_head(struct tb_json *j, const char *tool,
+			 const struct tb_common_opts *c, long threads)
+{
+	tb_json_tool(j, stdout, tool);
+	tb_json_obj(j, "params");
+	tb_json_int(j, "cpu_node", c->cpu_node);
+	tb_json_int(j, "mem_node", c->mem_node);
+	tb_json_int(j, "threads", threads);
+	tb_json_str(j, "page", tb_page_name(c->page));
+	tb_json_int(j, "size_bytes", (long long)c->size);
+	tb_json_num(j, "duration_s", c->duration, 3);
+	tb_json_obj_end(j);
+	tb_json_arr(j, "results");
+}
+
+static void bw_json_mbs(struct tb_json *j, double mbs, double mbs_min,
+			double mbs_max, int repeats)
+{
+	tb_json_num(j, "mbs", mbs, 1);
+	tb_json_num(j, "gbs", mbs / 1e3, 2);
+	tb_json_num(j, "min_mbs", mbs_min, 1);
+	tb_json_num(j, "max_mbs", mbs_max, 1);
+	tb_json_int(j, "repeats", repeats);
+}
+
+static void bw_json_tail(struct tb_json *j)
+{
+	tb_json_arr_end(j);
+	tb_json_end(j);
 }
 
 /* ------------------------------------------------------------ bandwidth */
@@ -76,34 +128,43 @@ static void bw_usage(FILE *f)
 "            mbs=X gbs=X min_mbs=X max_mbs=X placed_pct=X\n");
 }
 
+static int mix_item(const char *item, void *ctx)
+{
+	unsigned char *mixes = ctx;
+	enum tb_mix m;
+
+	if (tb_parse_mix(item, &m))
+		return -1;
+	mixes[m] = 1;
+	return 0;
+}
+
 static int parse_mixes(const char *arg, unsigned char *mixes)
 {
-	char *copy, *save = NULL, *tok;
-	int ok = 1;
-
 	memset(mixes, 0, TB_MIX_COUNT);
 	if (!strcmp(arg, "all")) {
 		memset(mixes, 1, TB_MIX_COUNT);
 		return 0;
 	}
-	copy = strdup(arg);
-	if (!copy)
-		return -1;
-	for (tok = strtok_r(copy, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		enum tb_mix m;
-
-		if (tb_parse_mix(tok, &m)) {
-			ok = 0;
-			break;
-		}
-		mixes[m] = 1;
-	}
-	free(copy);
-	if (!ok || !memchr(mixes, 1, TB_MIX_COUNT) || arg[strlen(arg) - 1] == ',')
+	if (tb_for_each_item(arg, mix_item, mixes) < 0 ||
+	    !memchr(mixes, 1, TB_MIX_COUNT))
 		return tb_bad_value("--mix", arg,
 				    "expected a comma list of all-reads, 3:1, 2:1, 1:1, or 'all'");
 	return 0;
+}
+
+static int bw_opt(int c, const char *arg, void *ctx)
+{
+	struct tb_bandwidth_opts *o = ctx;
+
+	switch (c) {
+	case 't':
+	case OPT_THREADS:
+		return tb_opt_threads(arg, &o->threads);
+	case OPT_MIX:
+		return parse_mixes(arg, o->mixes);
+	}
+	return TB_OPT_UNKNOWN;
 }
 
 int bandwidth_parse(int argc, char **argv, struct tb_bandwidth_opts *o)
@@ -114,38 +175,12 @@ int bandwidth_parse(int argc, char **argv, struct tb_bandwidth_opts *o)
 		{ "mix", required_argument, NULL, OPT_MIX },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, r;
 
 	memset(o, 0, sizeof(*o));
 	tb_common_defaults(&o->c, 1ULL << 30);
 	memset(o->mixes, 1, TB_MIX_COUNT);
-	tb_getopt_reset();
-	while ((c = getopt_long(argc, argv, COMMON_SHORT_OPTS "t:", lo,
-				NULL)) != -1) {
-		r = tb_common_opt(c, optarg, &o->c, argv);
-		if (r == 2) {
-			bw_usage(stdout);
-			return 1;
-		}
-		if (r < 0)
-			return -1;
-		if (r == 1)
-			continue;
-		switch (c) {
-		case 't':
-		case OPT_THREADS:
-			if (parse_threads(optarg, &o->threads))
-				return -1;
-			break;
-		case OPT_MIX:
-			if (parse_mixes(optarg, o->mixes))
-				return -1;
-			break;
-		default:
-			return tb_bad_option(c, argv);
-		}
-	}
-	return tb_no_positional(argc, argv);
+	return tb_getopt(argc, argv, COMMON_SHORT_OPTS "t:", lo, &o->c,
+			 bw_usage, bw_opt, o);
 }
 
 int cmd_bandwidth(int argc, char **argv)
@@ -157,23 +192,10 @@ int cmd_bandwidth(int argc, char **argv)
 	char sz[32];
 	int r, m;
 
-	r = bandwidth_parse(argc, argv, &o);
-	if (r)
-		return r > 0 ? TB_EXIT_OK : TB_EXIT_USAGE;
-	if (tb_topo_load(&t))
-		return TB_EXIT_FAIL;
-	if (resolve_threads(&t, &o.c, &o.threads)) {
-		tb_topo_free(&t);
-		return TB_EXIT_USAGE;
-	}
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.cpus = t.cpus[o.c.cpu_node];
-	cfg.nthreads = (int)o.threads;
-	cfg.mem_node = (int)o.c.mem_node;
-	cfg.page = o.c.page;
-	cfg.size = o.c.size;
-	cfg.duration = o.c.duration;
-	cfg.warmup = o.c.warmup;
+	r = bw_prepare(bandwidth_parse(argc, argv, &o), &t, &o.c, &o.threads,
+		       &cfg);
+	if (r >= 0)
+		return r;
 	memset(res, 0, sizeof(res));
 	if (tb_bw_measure(&cfg, o.mixes, res)) {
 		tb_topo_free(&t);
@@ -183,33 +205,18 @@ int cmd_bandwidth(int argc, char **argv)
 	if (o.c.json) {
 		struct tb_json j;
 
-		tb_json_begin(&j, stdout);
-		tb_json_str(&j, "tool", "bandwidth");
-		tb_json_str(&j, "version", TB_VERSION);
-		tb_json_obj(&j, "params");
-		tb_json_int(&j, "cpu_node", o.c.cpu_node);
-		tb_json_int(&j, "mem_node", o.c.mem_node);
-		tb_json_int(&j, "threads", o.threads);
-		tb_json_str(&j, "page", tb_page_name(o.c.page));
-		tb_json_int(&j, "size_bytes", (long long)o.c.size);
-		tb_json_num(&j, "duration_s", o.c.duration, 3);
-		tb_json_obj_end(&j);
-		tb_json_arr(&j, "results");
+		bw_json_head(&j, "bandwidth", &o.c, o.threads);
 		for (m = 0; m < TB_MIX_COUNT; m++) {
 			if (!o.mixes[m])
 				continue;
 			tb_json_obj(&j, NULL);
 			tb_json_str(&j, "mix", tb_mix_name(m));
-			tb_json_num(&j, "mbs", res[m].mbs, 1);
-			tb_json_num(&j, "gbs", res[m].mbs / 1e3, 2);
-			tb_json_num(&j, "min_mbs", res[m].mbs_min, 1);
-			tb_json_num(&j, "max_mbs", res[m].mbs_max, 1);
-			tb_json_int(&j, "repeats", res[m].repeats);
+			bw_json_mbs(&j, res[m].mbs, res[m].mbs_min,
+				    res[m].mbs_max, res[m].repeats);
 			tb_json_num(&j, "placed_pct", res[m].placed_pct, 1);
 			tb_json_obj_end(&j);
 		}
-		tb_json_arr_end(&j);
-		tb_json_end(&j);
+		bw_json_tail(&j);
 	} else {
 		for (m = 0; m < TB_MIX_COUNT; m++) {
 			if (!o.mixes[m])
@@ -258,32 +265,42 @@ static void cpy_usage(FILE *f)
 "         block_bytes=N repeats=N mbs=X gbs=X min_mbs=X max_mbs=X\n");
 }
 
+static int block_item(const char *item, void *ctx)
+{
+	struct tb_memcpy_opts *o = ctx;
+	uint64_t v;
+
+	if (o->nblocks >= 16)
+		return -1;
+	if (!strcmp(item, "large"))
+		v = TB_MEMCPY_LARGE;
+	else if (tb_parse_size(item, &v) || v < 64 || v % 64)
+		return -1;
+	o->blocks[o->nblocks++] = v;
+	return 0;
+}
+
 static int parse_blocks(const char *arg, struct tb_memcpy_opts *o)
 {
-	char *copy = strdup(arg), *save = NULL, *tok;
-	int ok = 1;
-
-	if (!copy)
-		return -1;
 	o->nblocks = 0;
-	for (tok = strtok_r(copy, ",", &save); tok && ok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		uint64_t v;
-
-		if (o->nblocks >= 16)
-			ok = 0;
-		else if (!strcmp(tok, "large"))
-			o->blocks[o->nblocks++] = TB_MEMCPY_LARGE;
-		else if (!tb_parse_size(tok, &v) && v >= 64 && v % 64 == 0)
-			o->blocks[o->nblocks++] = v;
-		else
-			ok = 0;
-	}
-	free(copy);
-	if (!ok || !o->nblocks || arg[strlen(arg) - 1] == ',')
+	if (tb_for_each_item(arg, block_item, o) <= 0)
 		return tb_bad_value("--block", arg,
 				    "expected a comma list of 'large' and sizes that are multiples of 64, such as large,16K");
 	return 0;
+}
+
+static int cpy_opt(int c, const char *arg, void *ctx)
+{
+	struct tb_memcpy_opts *o = ctx;
+
+	switch (c) {
+	case 't':
+	case OPT_THREADS:
+		return tb_opt_threads(arg, &o->threads);
+	case OPT_BLOCK:
+		return parse_blocks(arg, o);
+	}
+	return TB_OPT_UNKNOWN;
 }
 
 int memcpy_parse(int argc, char **argv, struct tb_memcpy_opts *o)
@@ -294,40 +311,14 @@ int memcpy_parse(int argc, char **argv, struct tb_memcpy_opts *o)
 		{ "block", required_argument, NULL, OPT_BLOCK },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, r;
 
 	memset(o, 0, sizeof(*o));
 	tb_common_defaults(&o->c, 1ULL << 30);
 	o->blocks[0] = TB_MEMCPY_LARGE;
 	o->blocks[1] = 16384;
 	o->nblocks = 2;
-	tb_getopt_reset();
-	while ((c = getopt_long(argc, argv, COMMON_SHORT_OPTS "t:", lo,
-				NULL)) != -1) {
-		r = tb_common_opt(c, optarg, &o->c, argv);
-		if (r == 2) {
-			cpy_usage(stdout);
-			return 1;
-		}
-		if (r < 0)
-			return -1;
-		if (r == 1)
-			continue;
-		switch (c) {
-		case 't':
-		case OPT_THREADS:
-			if (parse_threads(optarg, &o->threads))
-				return -1;
-			break;
-		case OPT_BLOCK:
-			if (parse_blocks(optarg, o))
-				return -1;
-			break;
-		default:
-			return tb_bad_option(c, argv);
-		}
-	}
-	return tb_no_positional(argc, argv);
+	return tb_getopt(argc, argv, COMMON_SHORT_OPTS "t:", lo, &o->c,
+			 cpy_usage, cpy_opt, o);
 }
 
 int cmd_memcpy(int argc, char **argv)
@@ -339,23 +330,10 @@ int cmd_memcpy(int argc, char **argv)
 	char sz[32], bl[32];
 	int r, b;
 
-	r = memcpy_parse(argc, argv, &o);
-	if (r)
-		return r > 0 ? TB_EXIT_OK : TB_EXIT_USAGE;
-	if (tb_topo_load(&t))
-		return TB_EXIT_FAIL;
-	if (resolve_threads(&t, &o.c, &o.threads)) {
-		tb_topo_free(&t);
-		return TB_EXIT_USAGE;
-	}
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.cpus = t.cpus[o.c.cpu_node];
-	cfg.nthreads = (int)o.threads;
-	cfg.mem_node = (int)o.c.mem_node;
-	cfg.page = o.c.page;
-	cfg.size = o.c.size;
-	cfg.duration = o.c.duration;
-	cfg.warmup = o.c.warmup;
+	r = bw_prepare(memcpy_parse(argc, argv, &o), &t, &o.c, &o.threads,
+		       &cfg);
+	if (r >= 0)
+		return r;
 	if (tb_memcpy_measure(&cfg, o.blocks, o.nblocks, res)) {
 		tb_topo_free(&t);
 		return TB_EXIT_FAIL;
@@ -364,33 +342,18 @@ int cmd_memcpy(int argc, char **argv)
 	if (o.c.json) {
 		struct tb_json j;
 
-		tb_json_begin(&j, stdout);
-		tb_json_str(&j, "tool", "memcpy");
-		tb_json_str(&j, "version", TB_VERSION);
-		tb_json_obj(&j, "params");
-		tb_json_int(&j, "cpu_node", o.c.cpu_node);
-		tb_json_int(&j, "mem_node", o.c.mem_node);
-		tb_json_int(&j, "threads", o.threads);
-		tb_json_str(&j, "page", tb_page_name(o.c.page));
-		tb_json_int(&j, "size_bytes", (long long)o.c.size);
-		tb_json_num(&j, "duration_s", o.c.duration, 3);
-		tb_json_obj_end(&j);
-		tb_json_arr(&j, "results");
+		bw_json_head(&j, "memcpy", &o.c, o.threads);
 		for (b = 0; b < o.nblocks; b++) {
 			tb_json_obj(&j, NULL);
 			tb_json_str(&j, "block", o.blocks[b] ?
 				    tb_fmt_size(o.blocks[b], bl, sizeof(bl)) :
 				    "large");
 			tb_json_int(&j, "block_bytes", (long long)res[b].block);
-			tb_json_num(&j, "mbs", res[b].mbs, 1);
-			tb_json_num(&j, "gbs", res[b].mbs / 1e3, 2);
-			tb_json_num(&j, "min_mbs", res[b].mbs_min, 1);
-			tb_json_num(&j, "max_mbs", res[b].mbs_max, 1);
-			tb_json_int(&j, "repeats", res[b].repeats);
+			bw_json_mbs(&j, res[b].mbs, res[b].mbs_min,
+				    res[b].mbs_max, res[b].repeats);
 			tb_json_obj_end(&j);
 		}
-		tb_json_arr_end(&j);
-		tb_json_end(&j);
+		bw_json_tail(&j);
 	} else {
 		for (b = 0; b < o.nblocks; b++)
 			printf("memcpy cpu_node=%ld mem_node=%ld threads=%ld page=%s size=%s block=%s block_bytes=%llu repeats=%d mbs=%.1f gbs=%.2f min_mbs=%.1f max_mbs=%.1f\n",

@@ -221,6 +221,32 @@ enum {
 	OPT_STATUS,
 };
 
+static int hp_opt(int c, const char *arg, void *ctx)
+{
+	struct tb_hugepages_opts *o = ctx;
+
+	switch (c) {
+	case OPT_HP_SIZE:
+		if (!strcmp(arg, "2M") || !strcmp(arg, "2m"))
+			o->page_kb = 2048;
+		else if (!strcmp(arg, "1G") || !strcmp(arg, "1g"))
+			o->page_kb = 1048576;
+		else
+			return tb_bad_value("--size", arg, "expected 2M or 1G");
+		return 0;
+	case OPT_COUNT:
+		return tb_opt_long("--count", arg, 1, 1L << 30, &o->count,
+				   "expected a page count of at least 1");
+	case OPT_NODE:
+		return tb_opt_long("--node", arg, 0, TB_MAX_NODES - 1, &o->node,
+				   "expected a node number");
+	case OPT_STATUS:
+		o->status = 1;
+		return 0;
+	}
+	return TB_OPT_UNKNOWN;
+}
+
 int hugepages_parse(int argc, char **argv, struct tb_hugepages_opts *o)
 {
 	static const struct option lo[] = {
@@ -228,58 +254,21 @@ int hugepages_parse(int argc, char **argv, struct tb_hugepages_opts *o)
 		{ "count", required_argument, NULL, OPT_COUNT },
 		{ "node", required_argument, NULL, OPT_NODE },
 		{ "status", no_argument, NULL, OPT_STATUS },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "verbose", no_argument, NULL, OPT_VERBOSE },
-		{ "help", no_argument, NULL, OPT_HELP },
+		TB_OUTPUT_LONG_OPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	struct tb_common_opts co;
+	int r;
 
 	memset(o, 0, sizeof(*o));
 	o->page_kb = 2048;
 	o->node = -1;
-	tb_getopt_reset();
+	tb_common_defaults(&co, 0);
 	/* '+': stop at the command so its own options are left alone. */
-	while ((c = getopt_long(argc, argv, "+:jvh", lo, NULL)) != -1) {
-		switch (c) {
-		case OPT_HP_SIZE:
-			if (!strcmp(optarg, "2M") || !strcmp(optarg, "2m"))
-				o->page_kb = 2048;
-			else if (!strcmp(optarg, "1G") || !strcmp(optarg, "1g"))
-				o->page_kb = 1048576;
-			else
-				return tb_bad_value("--size", optarg,
-						    "expected 2M or 1G");
-			break;
-		case OPT_COUNT:
-			if (tb_parse_long(optarg, 1, 1L << 30, &o->count))
-				return tb_bad_value("--count", optarg,
-						    "expected a page count of at least 1");
-			break;
-		case OPT_NODE:
-			if (tb_parse_long(optarg, 0, TB_MAX_NODES - 1, &o->node))
-				return tb_bad_value("--node", optarg,
-						    "expected a node number");
-			break;
-		case OPT_STATUS:
-			o->status = 1;
-			break;
-		case 'j':
-		case OPT_JSON:
-			o->json = 1;
-			break;
-		case 'v':
-		case OPT_VERBOSE:
-			tb_verbose = 1;
-			break;
-		case 'h':
-		case OPT_HELP:
-			usage(stdout);
-			return 1;
-		default:
-			return tb_bad_option(c, argv);
-		}
-	}
+	r = tb_getopt(argc, argv, "+:jvh", lo, &co, usage, hp_opt, o);
+	if (r)
+		return r;
+	o->json = co.json;
 	if (optind < argc)
 		o->cmd_index = optind;
 	if (o->status) {
@@ -311,9 +300,7 @@ static int status(const struct tb_topo *t, int json)
 	int node, k;
 
 	if (json) {
-		tb_json_begin(&j, stdout);
-		tb_json_str(&j, "tool", "hugepages");
-		tb_json_str(&j, "version", TB_VERSION);
+		tb_json_tool(&j, stdout, "hugepages");
 		tb_json_arr(&j, "pools");
 	}
 	for (node = -1; node < t->nr_nodes; node++) {

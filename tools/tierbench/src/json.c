@@ -21,31 +21,20 @@ static void indent(struct tb_json *j)
 
 static void put_string(FILE *f, const char *s)
 {
+	static const char special[] = "\"\\\n\t\r", escaped[] = "\"\\ntr";
+
 	fputc('"', f);
 	for (; *s; s++) {
 		unsigned char c = *s;
+		const char *e = strchr(special, c);
 
-		switch (c) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		default:
-			if (c < 0x20)
-				fprintf(f, "\\u%04x", c);
-			else
-				fputc(c, f);
+		if (e) {
+			fputc('\\', f);
+			fputc(escaped[e - special], f);
+		} else if (c < 0x20) {
+			fprintf(f, "\\u%04x", c);
+		} else {
+			fputc(c, f);
 		}
 	}
 	fputc('"', f);
@@ -79,34 +68,46 @@ void tb_json_end(struct tb_json *j)
 	fflush(j->f);
 }
 
-void tb_json_obj(struct tb_json *j, const char *key)
+void tb_json_tool(struct tb_json *j, FILE *f, const char *tool)
+{
+	tb_json_begin(j, f);
+	tb_json_str(j, "tool", tool);
+	tb_json_str(j, "version", TB_VERSION);
+}
+
+static void open_nested(struct tb_json *j, const char *key, char bracket)
 {
 	member(j, key);
-	fputc('{', j->f);
+	fputc(bracket, j->f);
 	j->depth++;
 	j->need_comma[j->depth] = 0;
+}
+
+static void close_nested(struct tb_json *j, char bracket)
+{
+	j->depth--;
+	indent(j);
+	fputc(bracket, j->f);
+}
+
+void tb_json_obj(struct tb_json *j, const char *key)
+{
+	open_nested(j, key, '{');
 }
 
 void tb_json_obj_end(struct tb_json *j)
 {
-	j->depth--;
-	indent(j);
-	fputc('}', j->f);
+	close_nested(j, '}');
 }
 
 void tb_json_arr(struct tb_json *j, const char *key)
 {
-	member(j, key);
-	fputc('[', j->f);
-	j->depth++;
-	j->need_comma[j->depth] = 0;
+	open_nested(j, key, '[');
 }
 
 void tb_json_arr_end(struct tb_json *j)
 {
-	j->depth--;
-	indent(j);
-	fputc(']', j->f);
+	close_nested(j, ']');
 }
 
 void tb_json_str(struct tb_json *j, const char *key, const char *v)

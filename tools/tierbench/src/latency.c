@@ -12,15 +12,12 @@
 uint64_t tb_default_chunk(enum tb_page p)
 {
 	/* Roughly what a current L1 DTLB covers: 64 x 4K, 32 x 2M, 4 x 1G. */
-	switch (p) {
-	case TB_PAGE_THP:
-	case TB_PAGE_2M:
-		return 32ULL << 21;
-	case TB_PAGE_1G:
-		return 4ULL << 30;
-	default:
-		return 64ULL << 12;
-	}
+	static const unsigned int dtlb[] = {
+		[TB_PAGE_4K] = 64, [TB_PAGE_THP] = 32,
+		[TB_PAGE_2M] = 32, [TB_PAGE_1G] = 4,
+	};
+
+	return dtlb[p] * tb_page_bytes(p);
 }
 
 static uint64_t effective_chunk(const struct tb_lat_cfg *c)
@@ -280,6 +277,39 @@ enum {
 	OPT_SEED,
 };
 
+static int lat_opt(int c, const char *arg, void *ctx)
+{
+	struct tb_latency_opts *o = ctx;
+
+	switch (c) {
+	case OPT_STRIDE:
+		return tb_opt_stride(arg, &o->stride);
+	case OPT_CHUNK:
+		return tb_opt_size("--chunk", arg, 1, &o->chunk,
+				   "expected a size such as 256K");
+	case OPT_PATTERN:
+		if (tb_parse_pattern(arg, &o->pattern))
+			return tb_bad_value("--pattern", arg,
+					    "expected random, chunk or lmbench");
+		return 0;
+	case OPT_ORDER:
+		if (!strcmp(arg, "seq"))
+			o->order = TB_ORDER_SEQ;
+		else if (!strcmp(arg, "random"))
+			o->order = TB_ORDER_RANDOM;
+		else
+			return tb_bad_value("--chunk-order", arg,
+					    "expected seq or random");
+		return 0;
+	case OPT_MATRIX:
+		o->matrix = 1;
+		return 0;
+	case OPT_SEED:
+		return tb_opt_seed(arg, &o->seed);
+	}
+	return TB_OPT_UNKNOWN;
+}
+
 int latency_parse(int argc, char **argv, struct tb_latency_opts *o)
 {
 	static const struct option lo[] = {
@@ -292,7 +322,7 @@ int latency_parse(int argc, char **argv, struct tb_latency_opts *o)
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, r;
+	int r;
 
 	memset(o, 0, sizeof(*o));
 	tb_common_defaults(&o->c, 1ULL << 30);
@@ -300,61 +330,10 @@ int latency_parse(int argc, char **argv, struct tb_latency_opts *o)
 	o->pattern = TB_PAT_RANDOM;
 	o->order = TB_ORDER_SEQ;
 	o->seed = 1;
-	tb_getopt_reset();
-	while ((c = getopt_long(argc, argv, COMMON_SHORT_OPTS, lo, NULL)) != -1) {
-		r = tb_common_opt(c, optarg, &o->c, argv);
-		if (r == 2) {
-			usage(stdout);
-			return 1;
-		}
-		if (r < 0)
-			return -1;
-		if (r == 1)
-			continue;
-		switch (c) {
-		case OPT_STRIDE:
-			if (tb_parse_size(optarg, &o->stride) || o->stride < 8 ||
-			    o->stride % 8 || o->stride > (1ULL << 30))
-				return tb_bad_value("--stride", optarg,
-						    "expected a multiple of 8 bytes, at most 1G");
-			break;
-		case OPT_CHUNK:
-			if (tb_parse_size(optarg, &o->chunk) || !o->chunk)
-				return tb_bad_value("--chunk", optarg,
-						    "expected a size such as 256K");
-			break;
-		case OPT_PATTERN:
-			if (tb_parse_pattern(optarg, &o->pattern))
-				return tb_bad_value("--pattern", optarg,
-						    "expected random, chunk or lmbench");
-			break;
-		case OPT_ORDER:
-			if (!strcmp(optarg, "seq"))
-				o->order = TB_ORDER_SEQ;
-			else if (!strcmp(optarg, "random"))
-				o->order = TB_ORDER_RANDOM;
-			else
-				return tb_bad_value("--chunk-order", optarg,
-						    "expected seq or random");
-			break;
-		case OPT_MATRIX:
-			o->matrix = 1;
-			break;
-		case OPT_SEED: {
-			long v;
-
-			if (tb_parse_long(optarg, 0, 0x7fffffffL, &v))
-				return tb_bad_value("--seed", optarg,
-						    "expected a non-negative integer");
-			o->seed = (uint64_t)v;
-			break;
-		}
-		default:
-			return tb_bad_option(c, argv);
-		}
-	}
-	if (tb_no_positional(argc, argv))
-		return -1;
+	r = tb_getopt(argc, argv, COMMON_SHORT_OPTS, lo, &o->c, usage, lat_opt,
+		      o);
+	if (r)
+		return r;
 	if (o->chunk && o->pattern != TB_PAT_CHUNK) {
 		tb_err("--chunk only applies to --pattern chunk");
 		return -1;
@@ -485,9 +464,7 @@ int cmd_latency(int argc, char **argv)
 	if (o.c.json) {
 		char a[32];
 
-		tb_json_begin(&j, stdout);
-		tb_json_str(&j, "tool", "latency");
-		tb_json_str(&j, "version", TB_VERSION);
+		tb_json_tool(&j, stdout, "latency");
 		tb_json_str(&j, "mode", o.matrix ? "matrix" : "single");
 		tb_json_obj(&j, "params");
 		tb_json_str(&j, "page", tb_page_name(o.c.page));

@@ -77,6 +77,21 @@ static uint64_t total_bytes(struct loader *l, int n)
 	return s;
 }
 
+void tb_loaded_lat_cfg(const struct tb_loaded_cfg *c, struct tb_lat_cfg *lc)
+{
+	memset(lc, 0, sizeof(*lc));
+	lc->cpu = c->lat_cpu;
+	lc->mem_node = c->mem_node;
+	lc->page = c->page;
+	lc->size = c->lat_size;
+	lc->stride = c->stride;
+	lc->pattern = c->pattern;
+	lc->order = TB_ORDER_SEQ;
+	lc->duration = c->duration;
+	lc->warmup = c->warmup;
+	lc->seed = c->seed;
+}
+
 int tb_loaded_measure(const struct tb_loaded_cfg *c, struct tb_loaded_row *rows)
 {
 	struct tb_lat_cfg lc;
@@ -89,17 +104,7 @@ int tb_loaded_measure(const struct tb_loaded_cfg *c, struct tb_loaded_row *rows)
 		tb_err("loaded latency needs at least one load thread (a second CPU on the CPU node)");
 		return -1;
 	}
-	memset(&lc, 0, sizeof(lc));
-	lc.cpu = c->lat_cpu;
-	lc.mem_node = c->mem_node;
-	lc.page = c->page;
-	lc.size = c->lat_size;
-	lc.stride = c->stride;
-	lc.pattern = c->pattern;
-	lc.order = TB_ORDER_SEQ;
-	lc.duration = c->duration;
-	lc.warmup = c->warmup;
-	lc.seed = c->seed;
+	tb_loaded_lat_cfg(c, &lc);
 	if (tb_lat_validate(&lc) || tb_pin_cpu(c->lat_cpu))
 		return -1;
 	if (c->load_size / c->nload < 3 * BLOCK * 4) {
@@ -161,13 +166,17 @@ out:
 	return ret;
 }
 
-int tb_plot_loaded(const char *png, const char *title,
+int tb_plot_loaded(const char *png, long cpu_node, long mem_node,
 		   const struct tb_loaded_row *rows, int n)
 {
 	void (*old_pipe)(int);
+	char title[128];
 	FILE *g;
 	int i, st;
 
+	snprintf(title, sizeof(title),
+		 "tierbench loaded latency: CPU node %ld, memory node %ld",
+		 cpu_node, mem_node);
 	if (strchr(png, '\'') || strchr(title, '\'')) {
 		tb_err("plot file name must not contain a quote");
 		return -1;
@@ -200,7 +209,18 @@ int tb_plot_loaded(const char *png, const char *title,
 		tb_err("gnuplot failed (is it installed? status %d)", st);
 		return -1;
 	}
+	fprintf(stderr, "%s: plot written to %s\n", tb_prog, png);
 	return 0;
+}
+
+void tb_json_loaded_row(struct tb_json *j, const struct tb_loaded_row *row)
+{
+	tb_json_obj(j, NULL);
+	tb_json_int(j, "delay", (long long)row->delay);
+	tb_json_num(j, "bw_mbs", row->bw_mbs, 1);
+	tb_json_num(j, "bw_gbs", row->bw_mbs / 1e3, 2);
+	tb_json_num(j, "lat_ns", row->lat_ns, 1);
+	tb_json_obj_end(j);
 }
 
 /* ------------------------------------------------------------- command */
@@ -278,6 +298,36 @@ int tb_parse_delays(const char *arg, uint64_t *delays, int max)
 	return n ? n : -1;
 }
 
+static int loaded_opt(int c, const char *arg, void *ctx)
+{
+	struct tb_loaded_opts *o = ctx;
+
+	switch (c) {
+	case OPT_LOAD_SIZE:
+		return tb_opt_size("--load-size", arg, 64 << 10, &o->load_size,
+				   "expected a size of at least 64K");
+	case 't':
+	case OPT_THREADS:
+		return tb_opt_threads(arg, &o->threads);
+	case OPT_DELAYS:
+		return tb_opt_delays(arg, o->delays, &o->ndelays);
+	case OPT_PATTERN:
+		if (tb_parse_pattern(arg, &o->pattern) ||
+		    o->pattern == TB_PAT_LMBENCH)
+			return tb_bad_value("--pattern", arg,
+					    "expected random or chunk");
+		return 0;
+	case OPT_STRIDE:
+		return tb_opt_stride(arg, &o->stride);
+	case OPT_PLOT:
+		return tb_opt_string("--plot", arg, &o->plot,
+				     "expected a PNG file name");
+	case OPT_SEED:
+		return tb_opt_seed(arg, &o->seed);
+	}
+	return TB_OPT_UNKNOWN;
+}
+
 int loaded_parse(int argc, char **argv, struct tb_loaded_opts *o)
 {
 	static const struct option lo[] = {
@@ -293,8 +343,6 @@ int loaded_parse(int argc, char **argv, struct tb_loaded_opts *o)
 	};
 	static const uint64_t def[] = { 0, 20, 50, 100, 200, 400, 800, 1600,
 					3200, 6400, 12800 };
-	int c, r;
-	long v;
 
 	memset(o, 0, sizeof(*o));
 	tb_common_defaults(&o->c, 1ULL << 30);
@@ -306,69 +354,8 @@ int loaded_parse(int argc, char **argv, struct tb_loaded_opts *o)
 	o->seed = 1;
 	memcpy(o->delays, def, sizeof(def));
 	o->ndelays = sizeof(def) / sizeof(def[0]);
-	tb_getopt_reset();
-	while ((c = getopt_long(argc, argv, COMMON_SHORT_OPTS "t:", lo,
-				NULL)) != -1) {
-		r = tb_common_opt(c, optarg, &o->c, argv);
-		if (r == 2) {
-			usage(stdout);
-			return 1;
-		}
-		if (r < 0)
-			return -1;
-		if (r == 1)
-			continue;
-		switch (c) {
-		case OPT_LOAD_SIZE:
-			if (tb_parse_size(optarg, &o->load_size) ||
-			    o->load_size < (64 << 10))
-				return tb_bad_value("--load-size", optarg,
-						    "expected a size of at least 64K");
-			break;
-		case 't':
-		case OPT_THREADS:
-			if (tb_parse_long(optarg, 1, TB_MAX_CPUS, &o->threads))
-				return tb_bad_value("--threads", optarg,
-						    "expected a thread count of at least 1");
-			break;
-		case OPT_DELAYS:
-			o->ndelays = tb_parse_delays(optarg, o->delays, 64);
-			if (o->ndelays < 0)
-				return tb_bad_value("--delays", optarg,
-						    "expected a comma list of at most 64 integers in 0..100000000");
-			break;
-		case OPT_PATTERN:
-			if (!strcmp(optarg, "random"))
-				o->pattern = TB_PAT_RANDOM;
-			else if (!strcmp(optarg, "chunk"))
-				o->pattern = TB_PAT_CHUNK;
-			else
-				return tb_bad_value("--pattern", optarg,
-						    "expected random or chunk");
-			break;
-		case OPT_STRIDE:
-			if (tb_parse_size(optarg, &o->stride) || o->stride < 8 ||
-			    o->stride % 8 || o->stride > (1ULL << 30))
-				return tb_bad_value("--stride", optarg,
-						    "expected a multiple of 8 bytes, at most 1G");
-			break;
-		case OPT_PLOT:
-			if (!*optarg)
-				return tb_bad_value("--plot", optarg,
-						    "expected a PNG file name");
-			o->plot = optarg;
-			break;
-		case OPT_SEED:
-			if (tb_parse_long(optarg, 0, 0x7fffffffL, &v))
-				return tb_bad_value("--seed", optarg,
-						    "expected a non-negative integer");
-			o->seed = (uint64_t)v;
-			break;
-		default:
-			return tb_bad_option(c, argv);
-		}
-	}
-	return tb_no_positional(argc, argv);
+	return tb_getopt(argc, argv, COMMON_SHORT_OPTS "t:", lo, &o->c, usage,
+			 loaded_opt, o);
 }
 
 int cmd_loaded(int argc, char **argv)
@@ -425,9 +412,7 @@ int cmd_loaded(int argc, char **argv)
 	if (o.c.json) {
 		struct tb_json j;
 
-		tb_json_begin(&j, stdout);
-		tb_json_str(&j, "tool", "loaded-latency");
-		tb_json_str(&j, "version", TB_VERSION);
+		tb_json_tool(&j, stdout, "loaded-latency");
 		tb_json_obj(&j, "params");
 		tb_json_int(&j, "cpu_node", o.c.cpu_node);
 		tb_json_int(&j, "mem_node", o.c.mem_node);
@@ -439,14 +424,8 @@ int cmd_loaded(int argc, char **argv)
 		tb_json_num(&j, "duration_s", o.c.duration, 3);
 		tb_json_obj_end(&j);
 		tb_json_arr(&j, "results");
-		for (i = 0; i < o.ndelays; i++) {
-			tb_json_obj(&j, NULL);
-			tb_json_int(&j, "delay", (long long)rows[i].delay);
-			tb_json_num(&j, "bw_mbs", rows[i].bw_mbs, 1);
-			tb_json_num(&j, "bw_gbs", rows[i].bw_mbs / 1e3, 2);
-			tb_json_num(&j, "lat_ns", rows[i].lat_ns, 1);
-			tb_json_obj_end(&j);
-		}
+		for (i = 0; i < o.ndelays; i++)
+			tb_json_loaded_row(&j, &rows[i]);
 		tb_json_arr_end(&j);
 		tb_json_end(&j);
 	} else {
@@ -458,17 +437,10 @@ int cmd_loaded(int argc, char **argv)
 			       rows[i].bw_mbs, rows[i].bw_mbs / 1e3,
 			       rows[i].lat_ns);
 	}
-	if (o.plot) {
-		char title[128];
-
-		snprintf(title, sizeof(title),
-			 "tierbench loaded latency: CPU node %ld, memory node %ld",
-			 o.c.cpu_node, o.c.mem_node);
-		if (tb_plot_loaded(o.plot, title, rows, o.ndelays)) {
-			tb_topo_free(&t);
-			return TB_EXIT_FAIL;
-		}
-		fprintf(stderr, "%s: plot written to %s\n", tb_prog, o.plot);
+	if (o.plot && tb_plot_loaded(o.plot, o.c.cpu_node, o.c.mem_node, rows,
+				     o.ndelays)) {
+		tb_topo_free(&t);
+		return TB_EXIT_FAIL;
 	}
 	tb_topo_free(&t);
 	return TB_EXIT_OK;

@@ -76,129 +76,94 @@ enum {
 	OPT_HTMM_DIR,
 };
 
+static int skip_item(const char *item, void *ctx)
+{
+	struct tb_run_opts *o = ctx;
+
+	if (!strcmp(item, "bandwidth"))
+		o->skip_bandwidth = 1;
+	else if (!strcmp(item, "memcpy"))
+		o->skip_memcpy = 1;
+	else if (!strcmp(item, "loaded"))
+		o->skip_loaded = 1;
+	else
+		return -1;
+	return 0;
+}
+
+static int run_opt(int c, const char *arg, void *ctx)
+{
+	struct tb_run_opts *o = ctx;
+
+	switch (c) {
+	case OPT_MEM_NODES:
+		memset(o->mem_nodes, 0, sizeof(o->mem_nodes));
+		if (!strcmp(arg, "all")) {
+			o->mem_nodes_given = 0;
+			return 0;
+		}
+		if (tb_parse_list(arg, o->mem_nodes, TB_MAX_NODES))
+			return tb_bad_value("--mem-nodes", arg,
+					    "expected a node list such as 0,1 or 0-1, or 'all'");
+		o->mem_nodes_given = 1;
+		return 0;
+	case OPT_BW_SIZE:
+		return tb_opt_size("--bw-size", arg, 1 << 20, &o->bw_size,
+				   "expected a size of at least 1M");
+	case OPT_DELAYS:
+		return tb_opt_delays(arg, o->delays, &o->ndelays);
+	case OPT_SKIP:
+		if (tb_for_each_item(arg, skip_item, o) < 0)
+			return tb_bad_value("--skip", arg,
+					    "expected a comma list of bandwidth, memcpy, loaded");
+		return 0;
+	case OPT_PLOT:
+		return tb_opt_string("--plot", arg, &o->plot_prefix,
+				     "expected a file name prefix");
+	case OPT_APPLY:
+		o->apply_htmm = 1;
+		return 0;
+	case OPT_HTMM_DIR:
+		return tb_opt_string("--htmm-dir", arg, &o->htmm_dir,
+				     "expected a directory");
+	}
+	return TB_OPT_UNKNOWN;
+}
+
 int run_parse(int argc, char **argv, struct tb_run_opts *o)
 {
 	static const struct option lo[] = {
 		{ "cpu-node", required_argument, NULL, OPT_CPU_NODE },
+		TB_REGION_LONG_OPTS,
+		TB_OUTPUT_LONG_OPTS,
 		{ "mem-nodes", required_argument, NULL, OPT_MEM_NODES },
-		{ "size", required_argument, NULL, OPT_SIZE },
 		{ "bw-size", required_argument, NULL, OPT_BW_SIZE },
-		{ "page", required_argument, NULL, OPT_PAGE },
-		{ "duration", required_argument, NULL, OPT_DURATION },
-		{ "warmup", required_argument, NULL, OPT_WARMUP },
 		{ "delays", required_argument, NULL, OPT_DELAYS },
 		{ "skip", required_argument, NULL, OPT_SKIP },
 		{ "plot", required_argument, NULL, OPT_PLOT },
 		{ "apply-to-htmm", no_argument, NULL, OPT_APPLY },
 		{ "htmm-dir", required_argument, NULL, OPT_HTMM_DIR },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "verbose", no_argument, NULL, OPT_VERBOSE },
-		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const uint64_t def[] = { 0, 100, 400, 1600, 6400 };
 	struct tb_common_opts co;
-	int c, r;
+	int r;
 
 	memset(o, 0, sizeof(*o));
 	tb_common_defaults(&co, 1ULL << 30);
-	o->cpu_node = -1;
-	o->lat_size = 1ULL << 30;
 	o->bw_size = 1ULL << 30;
-	o->page = TB_PAGE_4K;
-	o->duration = co.duration;
-	o->warmup = co.warmup;
 	memcpy(o->delays, def, sizeof(def));
 	o->ndelays = sizeof(def) / sizeof(def[0]);
 	o->htmm_dir = HTMM_DIR;
-	tb_getopt_reset();
-	while ((c = getopt_long(argc, argv, ":c:s:p:d:jvh", lo, NULL)) != -1) {
-		switch (c) {
-		case OPT_MEM_NODES:
-			memset(o->mem_nodes, 0, sizeof(o->mem_nodes));
-			if (!strcmp(optarg, "all")) {
-				o->mem_nodes_given = 0;
-				break;
-			}
-			if (tb_parse_list(optarg, o->mem_nodes, TB_MAX_NODES))
-				return tb_bad_value("--mem-nodes", optarg,
-						    "expected a node list such as 0,1 or 0-1, or 'all'");
-			o->mem_nodes_given = 1;
-			break;
-		case OPT_BW_SIZE:
-			if (tb_parse_size(optarg, &o->bw_size) ||
-			    o->bw_size < (1 << 20))
-				return tb_bad_value("--bw-size", optarg,
-						    "expected a size of at least 1M");
-			break;
-		case OPT_DELAYS:
-			o->ndelays = tb_parse_delays(optarg, o->delays, 64);
-			if (o->ndelays < 0)
-				return tb_bad_value("--delays", optarg,
-						    "expected a comma list of at most 64 integers in 0..100000000");
-			break;
-		case OPT_SKIP: {
-			char *copy = strdup(optarg), *save = NULL, *tok;
-			int ok = copy && optarg[strlen(optarg) - 1] != ',';
-
-			for (tok = copy ? strtok_r(copy, ",", &save) : NULL;
-			     tok && ok; tok = strtok_r(NULL, ",", &save)) {
-				if (!strcmp(tok, "bandwidth"))
-					o->skip_bandwidth = 1;
-				else if (!strcmp(tok, "memcpy"))
-					o->skip_memcpy = 1;
-				else if (!strcmp(tok, "loaded"))
-					o->skip_loaded = 1;
-				else
-					ok = 0;
-			}
-			free(copy);
-			if (!ok)
-				return tb_bad_value("--skip", optarg,
-						    "expected a comma list of bandwidth, memcpy, loaded");
-			break;
-		}
-		case OPT_PLOT:
-			if (!*optarg)
-				return tb_bad_value("--plot", optarg,
-						    "expected a file name prefix");
-			o->plot_prefix = optarg;
-			break;
-		case OPT_APPLY:
-			o->apply_htmm = 1;
-			break;
-		case OPT_HTMM_DIR:
-			if (!*optarg)
-				return tb_bad_value("--htmm-dir", optarg,
-						    "expected a directory");
-			o->htmm_dir = optarg;
-			break;
-		default:
-			r = tb_common_opt(c, optarg, &co, argv);
-			if (r == 2) {
-				usage(stdout);
-				return 1;
-			}
-			if (r < 0)
-				return -1;
-			if (r == 0)
-				return tb_bad_option(c, argv);
-			if (c == 'c' || c == OPT_CPU_NODE)
-				o->cpu_node = co.cpu_node;
-			else if (c == 's' || c == OPT_SIZE)
-				o->lat_size = co.size;
-			else if (c == 'p' || c == OPT_PAGE)
-				o->page = co.page;
-			else if (c == 'd' || c == OPT_DURATION)
-				o->duration = co.duration;
-			else if (c == OPT_WARMUP)
-				o->warmup = co.warmup;
-			else if (c == 'j' || c == OPT_JSON)
-				o->json = 1;
-			break;
-		}
-	}
-	return tb_no_positional(argc, argv);
+	r = tb_getopt(argc, argv, ":c:s:p:d:jvh", lo, &co, usage, run_opt, o);
+	/* The common options this command has (no --mem-node, no --cpu). */
+	o->cpu_node = co.cpu_node;
+	o->lat_size = co.size;
+	o->page = co.page;
+	o->duration = co.duration;
+	o->warmup = co.warmup;
+	o->json = co.json;
+	return r;
 }
 
 static int htmm_path(char *buf, size_t len, const char *dir, const char *f)
@@ -323,9 +288,7 @@ static void print_json(const struct tb_run_opts *o, int cpu_node, int cpu,
 	char a[32];
 	int i, m, d;
 
-	tb_json_begin(&j, stdout);
-	tb_json_str(&j, "tool", "run");
-	tb_json_str(&j, "version", TB_VERSION);
+	tb_json_tool(&j, stdout, "run");
 	tb_json_obj(&j, "params");
 	tb_json_int(&j, "cpu_node", cpu_node);
 	tb_json_int(&j, "cpu", cpu);
@@ -368,14 +331,8 @@ static void print_json(const struct tb_run_opts *o, int cpu_node, int cpu,
 		}
 		if (nr[i].have_loaded) {
 			tb_json_arr(&j, "loaded_latency");
-			for (d = 0; d < o->ndelays; d++) {
-				tb_json_obj(&j, NULL);
-				tb_json_int(&j, "delay", (long long)nr[i].loaded[d].delay);
-				tb_json_num(&j, "bw_mbs", nr[i].loaded[d].bw_mbs, 1);
-				tb_json_num(&j, "bw_gbs", nr[i].loaded[d].bw_mbs / 1e3, 2);
-				tb_json_num(&j, "lat_ns", nr[i].loaded[d].lat_ns, 1);
-				tb_json_obj_end(&j);
-			}
+			for (d = 0; d < o->ndelays; d++)
+				tb_json_loaded_row(&j, &nr[i].loaded[d]);
 			tb_json_arr_end(&j);
 		}
 		tb_json_obj_end(&j);
@@ -438,28 +395,6 @@ int cmd_run(int argc, char **argv)
 		goto usage;
 	}
 
-	memset(&lc, 0, sizeof(lc));
-	lc.cpu = (int)co.cpu;
-	lc.page = o.page;
-	lc.size = o.lat_size;
-	lc.stride = 64;
-	lc.order = TB_ORDER_SEQ;
-	lc.duration = o.duration;
-	lc.warmup = o.warmup;
-	lc.seed = 1;
-	lc.pattern = TB_PAT_RANDOM;
-	if (tb_lat_validate(&lc))
-		goto usage;
-
-	memset(&bc, 0, sizeof(bc));
-	bc.cpus = cpus;
-	bc.nthreads = ncpu;
-	bc.page = o.page;
-	bc.size = o.bw_size;
-	bc.duration = o.duration;
-	bc.warmup = o.warmup;
-	memset(all_mix, 1, sizeof(all_mix));
-
 	memset(&ldc, 0, sizeof(ldc));
 	ldc.lat_cpu = (int)co.cpu;
 	ldc.load_cpus = cpus + 1;
@@ -471,9 +406,26 @@ int cmd_run(int argc, char **argv)
 	ldc.pattern = TB_PAT_RANDOM;
 	ldc.delays = o.delays;
 	ldc.ndelays = o.ndelays;
-	ldc.duration = o.duration / 2;
-	ldc.warmup = o.warmup / 2;
+	ldc.duration = o.duration;
+	ldc.warmup = o.warmup;
 	ldc.seed = 1;
+	/* Idle latency: the chase of the loaded sweep, without the load. */
+	tb_loaded_lat_cfg(&ldc, &lc);
+	if (tb_lat_validate(&lc))
+		goto usage;
+	/* The loaded sweep: half the time per point. */
+	ldc.duration /= 2;
+	ldc.warmup /= 2;
+
+	memset(&bc, 0, sizeof(bc));
+	bc.cpus = cpus;
+	bc.nthreads = ncpu;
+	bc.page = o.page;
+	bc.size = o.bw_size;
+	bc.duration = o.duration;
+	bc.warmup = o.warmup;
+	memset(all_mix, 1, sizeof(all_mix));
+
 	if (!o.skip_loaded && ldc.nload < 1) {
 		tb_warn("CPU node %ld has one usable CPU: skipping loaded latency",
 			co.cpu_node);
@@ -528,18 +480,13 @@ int cmd_run(int argc, char **argv)
 				goto out;
 			nr[i].have_loaded = 1;
 			if (o.plot_prefix) {
-				char png[512], title[128];
+				char png[512];
 
 				snprintf(png, sizeof(png), "%s-node%d.png",
 					 o.plot_prefix, nr[i].node);
-				snprintf(title, sizeof(title),
-					 "tierbench loaded latency: CPU node %ld, memory node %d",
-					 co.cpu_node, nr[i].node);
-				if (tb_plot_loaded(png, title, nr[i].loaded,
-						   o.ndelays))
+				if (tb_plot_loaded(png, co.cpu_node, nr[i].node,
+						   nr[i].loaded, o.ndelays))
 					goto out;
-				fprintf(stderr, "%s: plot written to %s\n",
-					tb_prog, png);
 			}
 		}
 	}

@@ -79,6 +79,8 @@ struct tb_json {
 };
 void tb_json_begin(struct tb_json *j, FILE *f);		/* opens { */
 void tb_json_end(struct tb_json *j);			/* closes }, newline */
+/* tb_json_begin, then the "tool" and "version" members. */
+void tb_json_tool(struct tb_json *j, FILE *f, const char *tool);
 void tb_json_obj(struct tb_json *j, const char *key);	/* key may be NULL in arrays */
 void tb_json_obj_end(struct tb_json *j);
 void tb_json_arr(struct tb_json *j, const char *key);
@@ -303,6 +305,8 @@ struct tb_loaded_row {
 	double lat_ns;
 };
 int tb_loaded_measure(const struct tb_loaded_cfg *c, struct tb_loaded_row *rows);
+/* The latency thread's chase of a loaded-latency run, as an idle one. */
+void tb_loaded_lat_cfg(const struct tb_loaded_cfg *c, struct tb_lat_cfg *lc);
 
 /* ------------------------------------------------------------- hugepages */
 
@@ -416,8 +420,13 @@ int run_parse(int argc, char **argv, struct tb_run_opts *o);
 /* "0,100,400" -> delays; returns the count or -1. */
 int tb_parse_delays(const char *arg, uint64_t *delays, int max);
 
-/* gnuplot helper shared by loaded-latency and run. */
-int tb_plot_loaded(const char *png, const char *title,
+/*
+ * gnuplot helper shared by loaded-latency and run: latency against
+ * bandwidth, titled with the nodes; says on stderr where the plot went.
+ */
+int tb_plot_loaded(const char *png, long cpu_node, long mem_node,
 		   const struct tb_loaded_row *rows, int n);
+/* One loaded-latency point as a JSON object (in an array). */
+void tb_json_loaded_row(struct tb_json *j, const struct tb_loaded_row *row);
 
 #endif

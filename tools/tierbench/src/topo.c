@@ -178,24 +178,30 @@ void tb_topo_free(struct tb_topo *t)
 	}
 }
 
-int tb_topo_first_cpu_node(const struct tb_topo *t)
+/* Is node n online with CPUs this process may use (want_cpu) or memory? */
+static int node_has(const struct tb_topo *t, int n, int want_cpu)
+{
+	return t->online[n] && (want_cpu ? t->ncpus[n] != 0 : t->has_mem[n]);
+}
+
+static int first_node(const struct tb_topo *t, int want_cpu)
 {
 	int n;
 
 	for (n = 0; n < t->nr_nodes; n++)
-		if (t->online[n] && t->ncpus[n])
+		if (node_has(t, n, want_cpu))
 			return n;
 	return -1;
 }
 
+int tb_topo_first_cpu_node(const struct tb_topo *t)
+{
+	return first_node(t, 1);
+}
+
 int tb_topo_first_mem_node(const struct tb_topo *t)
 {
-	int n;
-
-	for (n = 0; n < t->nr_nodes; n++)
-		if (t->online[n] && t->has_mem[n])
-			return n;
-	return -1;
+	return first_node(t, 0);
 }
 
 static void list_nodes(const struct tb_topo *t, int want_cpu, char *buf,
@@ -205,49 +211,44 @@ static void list_nodes(const struct tb_topo *t, int want_cpu, char *buf,
 	int n;
 
 	buf[0] = 0;
-	for (n = 0; n < t->nr_nodes && off + 8 < len; n++) {
-		if (!t->online[n] || (want_cpu ? !t->ncpus[n] : !t->has_mem[n]))
-			continue;
-		off += snprintf(buf + off, len - off, "%s%d", off ? "," : "", n);
-	}
+	for (n = 0; n < t->nr_nodes && off + 8 < len; n++)
+		if (node_has(t, n, want_cpu))
+			off += snprintf(buf + off, len - off, "%s%d",
+					off ? "," : "", n);
 	if (!off)
 		snprintf(buf, len, "none");
 }
 
-int tb_check_cpu_node(const struct tb_topo *t, long node, const char *opt)
+/* Validate a node from the command line: want_cpu ? CPUs : memory. */
+static int check_node(const struct tb_topo *t, long node, const char *opt,
+		      int want_cpu)
 {
+	const char *with = want_cpu ? "usable CPUs" : "memory";
 	char nodes[256];
 
-	list_nodes(t, 1, nodes, sizeof(nodes));
+	list_nodes(t, want_cpu, nodes, sizeof(nodes));
 	if (node < 0 || node >= t->nr_nodes || !t->online[node]) {
-		tb_err("%s %ld: no such online NUMA node (nodes with usable CPUs: %s)",
-		       opt, node, nodes);
+		tb_err("%s %ld: no such online NUMA node (nodes with %s: %s)",
+		       opt, node, with, nodes);
 		return -1;
 	}
-	if (!t->ncpus[node]) {
-		tb_err("%s %ld: node has no CPUs this process may run on (nodes with usable CPUs: %s)",
-		       opt, node, nodes);
+	if (!node_has(t, node, want_cpu)) {
+		tb_err("%s %ld: node has no %s (nodes with %s: %s)", opt, node,
+		       want_cpu ? "CPUs this process may run on" : "memory",
+		       with, nodes);
 		return -1;
 	}
 	return 0;
 }
 
+int tb_check_cpu_node(const struct tb_topo *t, long node, const char *opt)
+{
+	return check_node(t, node, opt, 1);
+}
+
 int tb_check_mem_node(const struct tb_topo *t, long node, const char *opt)
 {
-	char nodes[256];
-
-	list_nodes(t, 0, nodes, sizeof(nodes));
-	if (node < 0 || node >= t->nr_nodes || !t->online[node]) {
-		tb_err("%s %ld: no such online NUMA node (nodes with memory: %s)",
-		       opt, node, nodes);
-		return -1;
-	}
-	if (!t->has_mem[node]) {
-		tb_err("%s %ld: node has no memory (nodes with memory: %s)",
-		       opt, node, nodes);
-		return -1;
-	}
-	return 0;
+	return check_node(t, node, opt, 0);
 }
 
 int tb_node_of_cpu(const struct tb_topo *t, int cpu)

@@ -73,9 +73,10 @@ static int parse_u64_prefix(const char *s, uint64_t *out)
 
 int tb_parse_size(const char *s, uint64_t *out)
 {
+	static const char units[] = "KMGT";
 	uint64_t v, mult = 1;
-	const char *p;
-	int n;
+	const char *p, *unit;
+	int n, c;
 
 	if (!s || !*s)
 		return -1;
@@ -83,28 +84,12 @@ int tb_parse_size(const char *s, uint64_t *out)
 	if (n < 0)
 		return -1;
 	p = s + n;
-	switch (toupper((unsigned char)*p)) {
-	case 0:
-		break;
-	case 'K':
-		mult = 1ULL << 10;
+	/* K, M, G, T: powers of 1024. */
+	c = toupper((unsigned char)*p);
+	if (c && (unit = strchr(units, c))) {
+		mult = 1ULL << (10 * (unit - units + 1));
 		p++;
-		break;
-	case 'M':
-		mult = 1ULL << 20;
-		p++;
-		break;
-	case 'G':
-		mult = 1ULL << 30;
-		p++;
-		break;
-	case 'T':
-		mult = 1ULL << 40;
-		p++;
-		break;
-	case 'B':
-		break;
-	default:
+	} else if (c && c != 'B') {
 		return -1;
 	}
 	/* Optional "B" or "iB" after the multiplier, or "B" alone. */

@@ -596,6 +596,36 @@ static int json_ok(const char *out, const char *const *keys)
 	return 1;
 }
 
+/* Run av; check that it exits with want and that stderr has msg. */
+static void check_fails(char *const av[], int want, const char *msg,
+			const char *name)
+{
+	char *out, *err;
+	int st = run(av, &out, &err);
+
+	check(st == want && strstr(err, msg), "%s", name);
+	free(out);
+	free(err);
+}
+
+/*
+ * Run av; check that it exits 0, that stdout is valid JSON with the keys
+ * (unless keys is NULL) and has every string of also (NULL-terminated).
+ */
+static void check_output(char *const av[], const char *const *keys,
+			 const char *const *also, const char *name)
+{
+	char *out, *err;
+	int st = run(av, &out, &err), ok;
+
+	ok = st == 0 && (!keys || json_ok(out, keys));
+	for (; ok && also && *also; also++)
+		ok = strstr(out, *also) != NULL;
+	check(ok, "%s", name);
+	free(out);
+	free(err);
+}
+
 #define TINY "--duration", "0.02", "--warmup", "0.01"
 
 static void test_cli(void)
@@ -605,12 +635,10 @@ static void test_cli(void)
 
 	{
 		char *av[] = { (char *)bin, "--help", NULL };
+		static const char *const also[] = { "latency", "hugepages", NULL };
 
-		st = run(av, &out, &err);
-		check(st == 0 && strstr(out, "latency") && strstr(out, "hugepages"),
-		      "cli: tierbench --help lists the commands");
-		free(out);
-		free(err);
+		check_output(av, NULL, also,
+			     "cli: tierbench --help lists the commands");
 	}
 	{
 		static const char *const cmds[] = { "latency", "bandwidth", "memcpy",
@@ -632,57 +660,40 @@ static void test_cli(void)
 	{
 		char *av[] = { (char *)bin, "latency", "--frobnicate", NULL };
 
-		st = run(av, &out, &err);
-		check(st == 2 && strstr(err, "unknown option '--frobnicate'"),
-		      "cli: unknown option -> exit 2 and a clear message");
-		free(out);
-		free(err);
+		check_fails(av, 2, "unknown option '--frobnicate'",
+			    "cli: unknown option -> exit 2 and a clear message");
 	}
 	{
 		char *av[] = { (char *)bin, "bandwidth", "--size", "lots", NULL };
 
-		st = run(av, &out, &err);
-		check(st == 2 && strstr(err, "invalid --size 'lots'"),
-		      "cli: bad value -> exit 2 and a clear message");
-		free(out);
-		free(err);
+		check_fails(av, 2, "invalid --size 'lots'",
+			    "cli: bad value -> exit 2 and a clear message");
 	}
 	{
 		char *av[] = { (char *)bin, "frob", NULL };
 
-		st = run(av, &out, &err);
-		check(st == 2 && strstr(err, "unknown command"),
-		      "cli: unknown command -> exit 2");
-		free(out);
-		free(err);
+		check_fails(av, 2, "unknown command",
+			    "cli: unknown command -> exit 2");
 	}
 	{
 		char *av[] = { (char *)bin, "latency", "--mem-node", "1000", "--size", "4M", NULL };
 
-		st = run(av, &out, &err);
-		check(st == 2 && strstr(err, "no such online NUMA node"),
-		      "cli: a node the machine does not have -> exit 2");
-		free(out);
-		free(err);
+		check_fails(av, 2, "no such online NUMA node",
+			    "cli: a node the machine does not have -> exit 2");
 	}
 	{
 		char *av[] = { (char *)bin, "bandwidth", "--threads", "4096", "--size", "8M", NULL };
 
-		st = run(av, &out, &err);
-		check(st == 2 && strstr(err, "usable CPUs"),
-		      "cli: more threads than the node's CPUs -> exit 2");
-		free(out);
-		free(err);
+		check_fails(av, 2, "usable CPUs",
+			    "cli: more threads than the node's CPUs -> exit 2");
 	}
 	{
 		char *av[] = { (char *)bin, "latency", "--size", "4M", TINY, NULL };
+		static const char *const also[] = { "latency cpu_node=",
+						    " ns_per_load=", NULL };
 
-		st = run(av, &out, &err);
-		check(st == 0 && strstr(out, "latency cpu_node=") &&
-		      strstr(out, " ns_per_load="),
-		      "cli: latency text output has its fields");
-		free(out);
-		free(err);
+		check_output(av, NULL, also,
+			     "cli: latency text output has its fields");
 	}
 	{
 		char *av[] = { (char *)bin, "latency", "--size", "4M", "--pattern", "lmbench", TINY, NULL };
@@ -707,43 +718,31 @@ static void test_cli(void)
 		static const char *const keys[] = { "tool", "params", "results",
 						    "ns_per_load", "mem_node", NULL };
 
-		st = run(av, &out, &err);
-		check(st == 0 && json_ok(out, keys), "cli: latency --json parses");
-		free(out);
-		free(err);
+		check_output(av, keys, NULL, "cli: latency --json parses");
 	}
 	{
 		char *av[] = { (char *)bin, "latency", "--matrix", "--size", "4M", "--json", TINY, NULL };
 		static const char *const keys[] = { "results", "cpu_node", "ns_per_load", NULL };
+		static const char *const also[] = { "\"matrix\"", NULL };
 
-		st = run(av, &out, &err);
-		check(st == 0 && json_ok(out, keys) && strstr(out, "\"matrix\""),
-		      "cli: latency --matrix --json parses");
-		free(out);
-		free(err);
+		check_output(av, keys, also, "cli: latency --matrix --json parses");
 	}
 	{
 		char *av[] = { (char *)bin, "bandwidth", "--size", "8M", "--json", TINY, NULL };
 		static const char *const keys[] = { "results", "mix", "mbs", "gbs", NULL };
+		static const char *const also[] = { "\"all-reads\"", "\"3:1\"",
+						    "\"2:1\"", "\"1:1\"", NULL };
 
-		st = run(av, &out, &err);
-		check(st == 0 && json_ok(out, keys) && strstr(out, "\"all-reads\"") &&
-		      strstr(out, "\"3:1\"") && strstr(out, "\"2:1\"") &&
-		      strstr(out, "\"1:1\""),
-		      "cli: bandwidth --json parses and has all four mixes");
-		free(out);
-		free(err);
+		check_output(av, keys, also,
+			     "cli: bandwidth --json parses and has all four mixes");
 	}
 	{
 		char *av[] = { (char *)bin, "memcpy", "--size", "8M", "--json", TINY, NULL };
 		static const char *const keys[] = { "results", "block", "block_bytes", "gbs", NULL };
+		static const char *const also[] = { "\"large\"", "\"16K\"", NULL };
 
-		st = run(av, &out, &err);
-		check(st == 0 && json_ok(out, keys) && strstr(out, "\"large\"") &&
-		      strstr(out, "\"16K\""),
-		      "cli: memcpy --json parses and has large and 16K copies");
-		free(out);
-		free(err);
+		check_output(av, keys, also,
+			     "cli: memcpy --json parses and has large and 16K copies");
 	}
 	{
 		char *av[] = { (char *)bin, "loaded-latency", "--size", "4M", "--load-size", "4M",
@@ -763,10 +762,7 @@ static void test_cli(void)
 		char *av[] = { (char *)bin, "hugepages", "--status", "--json", NULL };
 		static const char *const keys[] = { "tool", "pools", NULL };
 
-		st = run(av, &out, &err);
-		check(st == 0 && json_ok(out, keys), "cli: hugepages --status --json parses");
-		free(out);
-		free(err);
+		check_output(av, keys, NULL, "cli: hugepages --status --json parses");
 	}
 	{
 		char *av[] = { (char *)bin, "run", "--size", "4M", "--bw-size", "4M",
@@ -774,32 +770,23 @@ static void test_cli(void)
 		static const char *const keys[] = { "nodes", "idle_latency_ns", "bandwidth",
 						    "memcpy", "htmm", NULL };
 
-		st = run(av, &out, &err);
-		check(st == 0 && json_ok(out, keys), "cli: run --json parses");
-		free(out);
-		free(err);
+		check_output(av, keys, NULL, "cli: run --json parses");
 	}
 	{
 		char *av[] = { (char *)bin, "run", "--size", "4M", "--bw-size", "4M",
 			       "--skip", "memcpy,loaded", TINY, NULL };
+		static const char *const also[] = { "Idle latency node",
+						    "Peak bandwidth node",
+						    " all-reads ", " GB/s", NULL };
 
-		st = run(av, &out, &err);
-		check(st == 0 && strstr(out, "Idle latency node") &&
-		      strstr(out, "Peak bandwidth node") &&
-		      strstr(out, " all-reads ") && strstr(out, " GB/s"),
-		      "cli: run prints the summary lines");
-		free(out);
-		free(err);
+		check_output(av, NULL, also, "cli: run prints the summary lines");
 	}
 	{
 		char *av[] = { (char *)bin, "run", "--apply-to-htmm", "--htmm-dir",
 			       "/nonexistent/htmm", "--size", "4M", NULL };
 
-		st = run(av, &out, &err);
-		check(st == 1 && strstr(err, "no htmm latency tunables"),
-		      "cli: run --apply-to-htmm without the tunables -> clear message, exit 1");
-		free(out);
-		free(err);
+		check_fails(av, 1, "no htmm latency tunables",
+			    "cli: run --apply-to-htmm without the tunables -> clear message, exit 1");
 	}
 	{
 		char dir[] = "/tmp/tb-unit-htmmXXXXXX", fast[256], slow[256];
