@@ -1436,7 +1436,11 @@ TEST_F_TIMEOUT(htmm_sample, enable_disable_under_load, 300)
 			set_tunable(_metadata, x, "htmm_sampler",
 				    pebs ? "pebs" : "abit");
 		}
-		abit0 = stat_now(_metadata, x, "samples_abit");
+		/*
+		 * A scan round counts even when it finds no young page (the
+		 * churning child may have just unmapped its region).
+		 */
+		abit0 = stat_now(_metadata, x, "abit_scans");
 		err = set_enabled(x, true);
 		ASSERT_EQ(0, err) TH_LOG("cycle %d: enable: %s", i,
 					 strerror(-err));
@@ -1448,7 +1452,7 @@ TEST_F_TIMEOUT(htmm_sample, enable_disable_under_load, 300)
 				if (nr_perf == 2 * x->nr_cpus)
 					break;
 			} else {
-				abit1 = stat_now(_metadata, x, "samples_abit");
+				abit1 = stat_now(_metadata, x, "abit_scans");
 				if (abit1 > abit0)
 					break;
 			}

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * htmm per-page metadata: it moves with a migrated page, is handed to the
+ * base pages when a huge page is split, and leaves the histograms when
+ * the page is freed.  Samples come from the debugfs injector, so every
+ * count is exact.  The test process itself joins the htmm cgroup.
+ */
+#define _GNU_SOURCE
+#include <sys/prctl.h>
+
+#include "htmm_util.h"
+
+#define HTMM_DBG	"/sys/kernel/debug/htmm"
+#define HTMM_SYSFS	"/sys/kernel/mm/htmm"
+#define SPLIT_FILE	"/sys/kernel/debug/split_huge_pages"
+#define PAGE_SZ		4096UL
+#define HPAGE_SZ	(2UL << 20)
+
+struct meta_info {
+	long count, folio_count, nr_pages;
+};
+
+/* Ask page_info about @addr of this process; -errno if not accounted. */
+static int meta_page_info(void *addr, struct meta_info *mi)
+{
+	char q[64], buf[256];
+	int fd, n;
+
+	fd = open(HTMM_DBG "/page_info", O_RDWR);
+	if (fd < 0)
+		return -errno;
+	snprintf(q, sizeof(q), "%d %p", (int)getpid(), addr);
+	if (write(fd, q, strlen(q)) < 0) {
+		n = -errno;
+		close(fd);
+		return n;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	if (sscanf(buf, "count %ld bin %*u folio_count %ld folio_bin %*u nr_pages %ld",
+		   &mi->count, &mi->folio_count, &mi->nr_pages) != 3)
+		return -EINVAL;
+	return 0;
+}
+
+/* Inject @n load samples at @addr of this process. */
+static int meta_inject(void *addr, int n)
+{
+	char line[64], *buf;
+	size_t len = 0;
+	int i, ret;
+
+	buf = malloc((size_t)n * sizeof(line));
+	if (!buf)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		len += snprintf(buf + len, sizeof(line), "%d %p load-fast\n",
+				(int)getpid(), addr);
+	ret = htmm_write_file(HTMM_DBG "/inject", buf, len) < 0 ? -EIO : 0;
+	free(buf);
+	return ret;
+}
+
+/* Sum of hist_0..hist_15 in the cgroup's memory.htmm_stat. */
+static long meta_hist_total(const char *cg, const char *prefix)
+{
+	char path[PATH_MAX], key[32];
+	unsigned long long v = 0;
+	long sum = 0;
+	int b;
+
+	snprintf(path, sizeof(path), "%s/memory.htmm_stat", cg);
+	for (b = 0; b < 16; b++) {
+		snprintf(key, sizeof(key), "%s%d", prefix, b);
+		if (htmm_keyed_get(path, key, &v))
+			return -1;
+		sum += (long)v;
+	}
+	return sum;
+}
+
+FIXTURE(htmm_meta) {
+	char cg[HTMM_CG_PATH_MAX];
+	char sampler[32];
+	char thp[32];
+};
+
+FIXTURE_SETUP(htmm_meta)
+{
+	char path[PATH_MAX];
+
+	if (!htmm_path_exists(HTMM_DBG "/inject"))
+		SKIP(return, "no htmm debugfs (CONFIG_HTMM_DEBUG)");
+	if (htmm_cg_prepare())
+		SKIP(return, "no cgroup v2 memory controller");
+	ASSERT_EQ(0, htmm_cg_create(self->cg, sizeof(self->cg), "htmm_meta"));
+	ASSERT_LT(0, htmm_read_file(HTMM_SYSFS "/htmm_sampler", self->sampler,
+				    sizeof(self->sampler)));
+	self->sampler[strcspn(self->sampler, "\n")] = '\0';
+	ASSERT_EQ(0, htmm_write_str(HTMM_SYSFS "/htmm_sampler", "inject"));
+	ASSERT_EQ(0, htmm_thp_get(self->thp, sizeof(self->thp)));
+	htmm_cg_file(path, sizeof(path), self->cg, "memory.htmm_enabled");
+	ASSERT_EQ(0, htmm_write_str(path, "enabled"));
+	ASSERT_EQ(0, htmm_cg_enter(self->cg, getpid()));
+}
+
+FIXTURE_TEARDOWN(htmm_meta)
+{
+	if (!self->cg[0])
+		return;
+	htmm_cg_enter(HTMM_CGROUP_ROOT, getpid());
+	htmm_cg_destroy(self->cg);
+	if (self->sampler[0])
+		htmm_write_str(HTMM_SYSFS "/htmm_sampler", self->sampler);
+	if (self->thp[0])
+		htmm_thp_set(self->thp);
+}
+
+TEST_F(htmm_meta, migration_keeps_counts)
+{
+	int nodes[2] = { 1, 1 }, status[2] = { -1, -1 };
+	struct meta_info a, b;
+	void *pages[2];
+	char *p;
+
+	ASSERT_EQ(0, prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0));
+	p = mmap(NULL, 8 * PAGE_SZ, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	htmm_touch(p, 8 * PAGE_SZ);
+	ASSERT_EQ(0, meta_inject(p, 5));
+	ASSERT_EQ(0, meta_inject(p + PAGE_SZ, 3));
+	ASSERT_EQ(0, meta_page_info(p, &a));
+	ASSERT_EQ(0, meta_page_info(p + PAGE_SZ, &b));
+	EXPECT_EQ(5, a.count);
+	EXPECT_EQ(3, b.count);
+
+	/* Migrate both pages to node 1 (or check they are there already). */
+	pages[0] = p;
+	pages[1] = p + PAGE_SZ;
+	ASSERT_EQ(0, syscall(SYS_move_pages, 0, 2, pages, nodes, status,
+			     MPOL_MF_MOVE));
+	ASSERT_EQ(0, syscall(SYS_move_pages, 0, 2, pages, NULL, status, 0));
+	EXPECT_EQ(1, status[0]);
+	EXPECT_EQ(1, status[1]);
+	TH_LOG("after move_pages: nodes %d %d", status[0], status[1]);
+
+	ASSERT_EQ(0, meta_page_info(p, &a));
+	ASSERT_EQ(0, meta_page_info(p + PAGE_SZ, &b));
+	EXPECT_EQ(5, a.count);
+	EXPECT_EQ(3, b.count);
+	/* The other pages were never sampled and still are not accounted. */
+	EXPECT_EQ(-ENODEV, meta_page_info(p + 2 * PAGE_SZ, &a));
+	munmap(p, 8 * PAGE_SZ);
+}
+
+TEST_F(htmm_meta, split_hands_counts_to_base_pages)
+{
+	char cmd[128], *raw, *p;
+	struct meta_info mi;
+	long before, after;
+
+	ASSERT_EQ(0, htmm_thp_set("always"));
+	raw = mmap(NULL, 2 * HPAGE_SZ, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, raw);
+	p = (char *)(((unsigned long)raw + HPAGE_SZ - 1) & ~(HPAGE_SZ - 1));
+	ASSERT_EQ(0, madvise(p, HPAGE_SZ, MADV_HUGEPAGE));
+	htmm_touch(p, HPAGE_SZ);
+
+	ASSERT_EQ(0, meta_inject(p + 10 * PAGE_SZ, 7));
+	ASSERT_EQ(0, meta_inject(p + 300 * PAGE_SZ, 2));
+	ASSERT_EQ(0, meta_page_info(p + 10 * PAGE_SZ, &mi));
+	if (mi.nr_pages != 512)
+		SKIP(goto out, "no THP for the region (nr_pages %ld)", mi.nr_pages);
+	EXPECT_EQ(7, mi.count);
+	EXPECT_EQ(9, mi.folio_count);
+	before = meta_hist_total(self->cg, "hist_");
+	EXPECT_EQ(512, before);
+
+	snprintf(cmd, sizeof(cmd), "%d,0x%lx,0x%lx", (int)getpid(),
+		 (unsigned long)p, (unsigned long)p + HPAGE_SZ);
+	ASSERT_EQ(0, htmm_write_str(SPLIT_FILE, cmd));
+
+	ASSERT_EQ(0, meta_page_info(p + 10 * PAGE_SZ, &mi));
+	EXPECT_EQ(1, mi.nr_pages);
+	EXPECT_EQ(7, mi.count);
+	EXPECT_EQ(7, mi.folio_count);
+	ASSERT_EQ(0, meta_page_info(p + 300 * PAGE_SZ, &mi));
+	EXPECT_EQ(1, mi.nr_pages);
+	EXPECT_EQ(2, mi.count);
+	ASSERT_EQ(0, meta_page_info(p, &mi));
+	EXPECT_EQ(0, mi.count);
+	/* Same pages, now 512 entries of one page each. */
+	after = meta_hist_total(self->cg, "hist_");
+	EXPECT_EQ(before, after);
+	EXPECT_EQ(512, meta_hist_total(self->cg, "hist_split_"));
+	TH_LOG("histogram pages before split %ld, after %ld", before, after);
+out:
+	munmap(raw, 2 * HPAGE_SZ);
+}
+
+TEST_F(htmm_meta, free_leaves_histograms)
+{
+	long before, during, after;
+	char *p;
+
+	ASSERT_EQ(0, prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0));
+	before = meta_hist_total(self->cg, "hist_");
+	ASSERT_LE(0, before);
+	p = mmap(NULL, 16 * PAGE_SZ, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	htmm_touch(p, 16 * PAGE_SZ);
+	ASSERT_EQ(0, meta_inject(p, 1));
+	ASSERT_EQ(0, meta_inject(p + 5 * PAGE_SZ, 4));
+	during = meta_hist_total(self->cg, "hist_");
+	EXPECT_EQ(before + 2, during);
+	ASSERT_EQ(0, munmap(p, 16 * PAGE_SZ));
+	after = meta_hist_total(self->cg, "hist_");
+	EXPECT_EQ(before, after);
+	EXPECT_EQ(before, meta_hist_total(self->cg, "hist_split_"));
+	TH_LOG("histogram pages %ld -> %ld -> %ld", before, during, after);
+}
+
+TEST_HARNESS_MAIN
