@@ -10,6 +10,7 @@ NPROC=$(nproc)
 
 die() { echo "error: $*" >&2; exit 1; }
 note() { echo "==> $*" >&2; }
+warn() { echo "warning: $*" >&2; }
 
 # Install the Debian packages we need, once, when we are root and they are
 # missing.  Non-root users get a clear message instead.

@@ -5,7 +5,8 @@
  * htmm is dormant until the first memory cgroup writes "enabled" to its
  * memory.htmm_enabled file.  From then until the last such cgroup is
  * disabled or removed, htmm_active_key is on and the allocation hooks
- * look at the cgroup of every default-policy user page allocation.
+ * look at the cgroup of every default-policy user page allocation, and
+ * ksamplingd and one kmigraterd per node with memory run.
  */
 #define pr_fmt(fmt) "htmm: " fmt
 
@@ -50,10 +51,18 @@ int htmm_memcg_set_enabled(struct mem_cgroup *memcg, bool enable)
 	if (hm->enabled == enable)
 		goto out;
 	if (enable) {
+		err = htmm_memcg_cand_alloc(hm);
+		if (err)
+			goto out;
 		if (htmm_nr_enabled == 0) {
 			err = htmm_sampler_start();
 			if (err)
 				goto out;
+			err = htmm_migrate_start();
+			if (err) {
+				htmm_sampler_stop();
+				goto out;
+			}
 			static_branch_enable(&htmm_meta_key);
 			static_branch_enable(&htmm_active_key);
 			pr_info("active\n");
@@ -70,6 +79,7 @@ int htmm_memcg_set_enabled(struct mem_cgroup *memcg, bool enable)
 		list_del(&hm->node);
 		spin_unlock(&htmm_list_lock);
 		if (--htmm_nr_enabled == 0) {
+			htmm_migrate_stop();
 			htmm_sampler_stop();
 			static_branch_disable(&htmm_active_key);
 			pr_info("inactive\n");

@@ -43,6 +43,10 @@ struct htmm_params {
 	unsigned int perf_event;		/* enum htmm_perf_event */
 	unsigned int abit_interval_ms;		/* between two abit scans */
 	unsigned int abit_rate_mb;		/* abit scan rate, MiB/s */
+	unsigned int migrate_rate_mb;		/* per-node migration, MiB/s */
+	unsigned int promotion_wmark;		/* per mille of the budget */
+	unsigned int demotion_wmark;		/* per mille of the budget */
+	unsigned int settle_ms;			/* no move back before this */
 };
 
 enum htmm_sampler {
@@ -89,11 +93,12 @@ extern const char * const htmm_kind_names[HTMM_NR_KINDS];
 extern const char * const htmm_source_names[HTMM_NR_SOURCES];
 
 /*
- * Per-4 KiB-page metadata, kept in page_ext (16 bytes a page).  For a large
+ * Per-4 KiB-page metadata, kept in page_ext (20 bytes a page).  For a large
  * folio, every page keeps its own subpage count and the head page also
  * keeps the folio's.  Protected by the lock of the htmm_memcg whose id is
  * in @memcg_id; a page whose @memcg_id does not match the folio's cgroup
- * is not accounted anywhere.
+ * is not accounted anywhere.  @flags, @mbin and @mtime are kept on the
+ * head page only.
  */
 struct htmm_meta {
 	u32 count;	/* samples on this 4 KiB page */
@@ -103,7 +108,37 @@ struct htmm_meta {
 	u8 bin;		/* bin of this page in the split histogram */
 	u8 hbin;	/* head of a large folio: its bin in the histogram */
 	u16 memcg_id;	/* head: cgroup whose histograms count the folio */
+	u8 flags;	/* HTMM_META_* */
+	u8 mbin;	/* folio bin when it was last migrated by htmm */
+	u16 mtime;	/* when, in HTMM_MTIME_MS units, wrapping */
 };
+
+#define HTMM_META_QUEUED	0x01	/* on its cgroup's promotion queue */
+#define HTMM_META_PROMOTED	0x02	/* last moved by htmm up a tier */
+#define HTMM_META_DEMOTED	0x04	/* last moved by htmm down a tier */
+#define HTMM_MTIME_MS		100
+
+/* Why kmigraterd left a page where it is. */
+enum htmm_skip {
+	HTMM_SKIP_PINNED,	/* pinned for DMA */
+	HTMM_SKIP_MLOCKED,	/* mlocked or otherwise unevictable */
+	HTMM_SKIP_ISOLATED,	/* off the LRU: isolated by someone else */
+	HTMM_SKIP_UNMOVABLE,	/* its mapping cannot migrate */
+	HTMM_SKIP_SETTLE,	/* moved too recently, class unchanged */
+	HTMM_NR_SKIPS,
+};
+
+extern const char * const htmm_skip_names[HTMM_NR_SKIPS];
+
+/*
+ * Promotion candidates per cgroup: a ring under hm->lock of folio PFNs,
+ * each shifted left by HTMM_CAND_SHIFT with the folio's order below.
+ */
+#define HTMM_CAND_SIZE		16384
+#define HTMM_CAND_SHIFT		6
+#define HTMM_CAND_ENTRY(pfn, order)	(((pfn) << HTMM_CAND_SHIFT) | (order))
+#define HTMM_CAND_PFN(e)	((e) >> HTMM_CAND_SHIFT)
+#define HTMM_CAND_ORDER(e)	((e) & ((1UL << HTMM_CAND_SHIFT) - 1))
 
 /*
  * Per memory cgroup state, hanging off mem_cgroup->htmm.  It is allocated
@@ -132,6 +167,15 @@ struct htmm_memcg {
 	u64 nr_samples[HTMM_NR_KINDS];
 	u64 nr_samples_src[HTMM_NR_SOURCES];
 	u64 nr_unaccounted;		/* inconsistencies repaired */
+	unsigned long *cand;		/* HTMM_CAND_SIZE PFNs, or NULL */
+	unsigned int cand_head;		/* next to pop */
+	unsigned int cand_len;		/* entries queued */
+	u64 cand_pages;			/* pages of the queued folios */
+	u64 nr_cand_dropped;		/* ring full */
+	u64 nr_promoted;		/* pages */
+	u64 nr_demoted;
+	u64 nr_migrate_failed;
+	u64 nr_skipped[HTMM_NR_SKIPS];
 
 	/* On htmm_enabled_list while enabled; under htmm_list_lock. */
 	struct list_head node;
@@ -182,12 +226,28 @@ struct htmm_page_info {
 	unsigned int nr_pages;	/* pages in the folio */
 	unsigned int epoch;	/* the cgroup's cooling epoch */
 	bool hot;		/* folio at or above the hot threshold */
+	unsigned int warm_bin;	/* the cgroup's warm threshold */
+	unsigned int flags;	/* HTMM_META_* of the folio */
+	unsigned int mbin;	/* folio bin when htmm last moved it */
+	unsigned int moved_ms;	/* since then (if a flag says it moved) */
 };
 
 int htmm_page_info(struct page *page, struct htmm_page_info *info);
+int htmm_folio_mark(struct folio *folio, struct mem_cgroup *memcg,
+		    unsigned int set, unsigned int clear);
 void htmm_memcg_adapt(struct mem_cgroup *memcg);
+void htmm_memcg_refresh(struct mem_cgroup *memcg);
 void htmm_memcg_stat(struct mem_cgroup *memcg, struct seq_file *m);
 struct htmm_meta *htmm_meta_get(struct page *page, struct page_ext **ext);
+bool htmm_node_is_fast(int nid);
+u64 htmm_wmark_pages(u64 budget, unsigned int permille);
+
+/* migrate.c: kmigraterd */
+int htmm_migrate_start(void);
+void htmm_migrate_stop(void);
+void htmm_migrate_wake(void);
+int htmm_memcg_cand_alloc(struct htmm_memcg *hm);
+void htmm_migrate_stat(struct htmm_memcg *hm, struct seq_file *m);
 
 /*
  * Enabled cgroups.  Changed under htmm_lock and htmm_list_lock; walked

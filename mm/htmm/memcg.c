@@ -55,6 +55,8 @@ int htmm_memcg_alloc(struct mem_cgroup *memcg)
  */
 void htmm_memcg_free(struct mem_cgroup *memcg)
 {
+	if (memcg->htmm)
+		kvfree(memcg->htmm->cand);
 	kfree(memcg->htmm);
 	memcg->htmm = NULL;
 }
@@ -250,9 +252,10 @@ static ssize_t htmm_max_at_node_write(struct kernfs_open_file *of, char *buf,
 		return err;
 	mutex_lock(&htmm_lock);
 	WRITE_ONCE(hm->max_nr_pages[nid], nr_pages);
-	mutex_unlock(&htmm_lock);
 	/* The fast-tier budget moved: so do the thresholds. */
 	htmm_memcg_adapt(memcg);
+	htmm_migrate_wake();
+	mutex_unlock(&htmm_lock);
 	return nbytes;
 }
 

@@ -77,26 +77,63 @@ void htmm_memcg_state_init(struct htmm_memcg *hm)
 	hm->warm = HTMM_BIN_NONE;
 }
 
-static bool htmm_node_is_fast(int nid)
+/**
+ * htmm_node_is_fast - Is a node in the fast tier?
+ * @nid: The node.
+ *
+ * Return: true for the top tier, or with htmm_cxl_mode for nodes with CPUs.
+ */
+bool htmm_node_is_fast(int nid)
 {
 	if (READ_ONCE(htmm_params.cxl_mode))
 		return node_state(nid, N_CPU);
 	return node_is_toptier(nid);
 }
 
-/* Fast-tier pages the cgroup may use, less a 2% promotion watermark. */
+/* Fast-tier pages the cgroup may use, less the promotion watermark. */
 static u64 htmm_fast_capacity(struct htmm_memcg *hm)
 {
-	u64 cap = 0;
+	u64 cap = 0, budget;
 	int nid;
 
 	for_each_node_state(nid, N_MEMORY) {
 		if (!htmm_node_is_fast(nid))
 			continue;
-		cap += min_t(u64, READ_ONCE(hm->max_nr_pages[nid]),
-			     node_present_pages(nid));
+		budget = min_t(u64, READ_ONCE(hm->max_nr_pages[nid]),
+			       node_present_pages(nid));
+		cap += budget - htmm_wmark_pages(budget,
+				READ_ONCE(htmm_params.promotion_wmark));
 	}
-	return cap - cap / 50;
+	return cap;
+}
+
+/* Now in HTMM_MTIME_MS units, wrapping. */
+static u16 htmm_mtime_now(void)
+{
+	return (u16)(jiffies_to_msecs(jiffies) / HTMM_MTIME_MS);
+}
+
+/*
+ * Queue a hot folio that sits on a slow node for promotion.  Caller holds
+ * hm->lock; @h is the folio's head metadata and @bin its bin.
+ */
+static void htmm_queue_locked(struct htmm_memcg *hm, struct folio *folio,
+			      struct htmm_meta *h, unsigned int bin)
+{
+	if (!hm->cand || hm->hot == HTMM_BIN_NONE || bin < hm->hot ||
+	    (h->flags & HTMM_META_QUEUED) ||
+	    READ_ONCE(htmm_params.mode) == HTMM_MODE_NO_MIGRATION ||
+	    htmm_node_is_fast(folio_nid(folio)))
+		return;
+	if (hm->cand_len == HTMM_CAND_SIZE) {
+		hm->nr_cand_dropped++;
+		return;
+	}
+	hm->cand[(hm->cand_head + hm->cand_len) % HTMM_CAND_SIZE] =
+		HTMM_CAND_ENTRY(folio_pfn(folio), folio_order(folio));
+	hm->cand_len++;
+	hm->cand_pages += folio_nr_pages(folio);
+	h->flags |= HTMM_META_QUEUED;
 }
 
 static void htmm_hist_move(struct htmm_memcg *hm, struct htmm_hist *h,
@@ -172,6 +209,25 @@ void htmm_memcg_adapt(struct mem_cgroup *memcg)
 	spin_unlock_irqrestore(&hm->lock, flags);
 }
 
+/**
+ * htmm_memcg_refresh - Recompute a cgroup's thresholds if samples arrived.
+ * @memcg: The cgroup.
+ *
+ * kmigraterd calls this every period, so that a slow sample source (the
+ * Accessed-bit scanner gives one sample per page and scan) does not leave
+ * the thresholds stale until htmm_adaptation_period samples have come.
+ */
+void htmm_memcg_refresh(struct mem_cgroup *memcg)
+{
+	struct htmm_memcg *hm = htmm_memcg(memcg);
+	unsigned long flags;
+
+	spin_lock_irqsave(&hm->lock, flags);
+	if (hm->samples_since_adapt)
+		htmm_adapt_or_cool_locked(memcg, hm);
+	spin_unlock_irqrestore(&hm->lock, flags);
+}
+
 /* Start accounting @folio in @hm: every page at count 0, bin 0. */
 static void htmm_folio_start(struct htmm_memcg *hm, unsigned short id,
 			     struct folio *folio, struct htmm_meta *head)
@@ -194,6 +250,9 @@ static void htmm_folio_start(struct htmm_memcg *hm, unsigned short id,
 	head->hepoch = hm->epoch;
 	head->hbin = 0;
 	head->memcg_id = id;
+	head->flags = 0;
+	head->mbin = 0;
+	head->mtime = 0;
 	htmm_hist_add(&hm->hist, 0, nr);
 	htmm_hist_add(&hm->hist_split, 0, nr);
 }
@@ -269,6 +328,7 @@ static void htmm_account(struct mem_cgroup *memcg, struct htmm_memcg *hm,
 		if (ext)
 			page_ext_put(ext);
 	}
+	htmm_queue_locked(hm, folio, h, nr > 1 ? h->hbin : h->bin);
 	page_ext_put(hext);
 }
 
@@ -437,7 +497,12 @@ int htmm_page_info(struct page *page, struct htmm_page_info *info)
 			info->folio_bin = info->bin;
 		}
 		info->hot = hm->hot != HTMM_BIN_NONE && info->folio_bin >= hm->hot;
+		info->warm_bin = hm->warm;
 		info->epoch = hm->epoch;
+		info->flags = h->flags;
+		info->mbin = h->mbin;
+		info->moved_ms = (u16)(htmm_mtime_now() - h->mtime) *
+				 HTMM_MTIME_MS;
 		ret = 0;
 	}
 	spin_unlock_irqrestore(&hm->lock, flags);
@@ -446,6 +511,46 @@ int htmm_page_info(struct page *page, struct htmm_page_info *info)
 	page_ext_put(hext);
 out:
 	rcu_read_unlock();
+	return ret;
+}
+
+/**
+ * htmm_folio_mark - Change the migration flags of a folio.
+ * @folio: The folio; the caller holds a reference.
+ * @memcg: The cgroup it is expected to be accounted in.
+ * @set: HTMM_META_* flags to set.  Setting HTMM_META_PROMOTED or
+ *	HTMM_META_DEMOTED also records the folio's bin and the time.
+ * @clear: HTMM_META_* flags to clear.
+ *
+ * Return: 0, or -ENODEV if the folio is not accounted in @memcg.
+ */
+int htmm_folio_mark(struct folio *folio, struct mem_cgroup *memcg,
+		    unsigned int set, unsigned int clear)
+{
+	struct htmm_memcg *hm = htmm_memcg(memcg);
+	struct page_ext *ext;
+	struct htmm_meta *h;
+	unsigned long flags;
+	int ret = -ENODEV;
+
+	h = htmm_meta_get(&folio->page, &ext);
+	if (!h)
+		return ret;
+	spin_lock_irqsave(&hm->lock, flags);
+	if (h->memcg_id == mem_cgroup_id(memcg)) {
+		h->flags = (h->flags & ~clear) | set;
+		if (set & (HTMM_META_PROMOTED | HTMM_META_DEMOTED)) {
+			h->mbin = htmm_bin_cool(folio_test_large(folio) ?
+						h->hbin : h->bin,
+						(u16)(hm->epoch -
+						      (folio_test_large(folio) ?
+						       h->hepoch : h->epoch)));
+			h->mtime = htmm_mtime_now();
+		}
+		ret = 0;
+	}
+	spin_unlock_irqrestore(&hm->lock, flags);
+	page_ext_put(ext);
 	return ret;
 }
 
@@ -514,6 +619,8 @@ void htmm_migrate_folio(struct folio *old, struct folio *new,
 		n = htmm_meta_get(folio_page(new, i), &next);
 		if (o && n) {
 			*n = *o;
+			/* The queue holds the old PFN: let it queue again. */
+			n->flags &= ~HTMM_META_QUEUED;
 			memset(o, 0, sizeof(*o));
 		}
 		if (n)
@@ -569,6 +676,12 @@ void htmm_split_folio(struct folio *folio, unsigned int new_order)
 		m->memcg_id = h->memcg_id;
 		m->hcount = 0;
 		m->hbin = 0;
+		if (i) {
+			/* Each part remembers how the folio last moved. */
+			m->flags = h->flags & ~HTMM_META_QUEUED;
+			m->mbin = h->mbin;
+			m->mtime = h->mtime;
+		}
 		if (i)
 			page_ext_put(sext);
 	}
@@ -621,6 +734,7 @@ void htmm_memcg_stat(struct mem_cgroup *memcg, struct seq_file *m)
 	seq_printf(m, "fast_capacity %llu\n", cap << PAGE_SHIFT);
 	seq_printf(m, "cooling_epoch %u\n", epoch);
 	seq_printf(m, "accounting_repairs %llu\n", unacc);
+	htmm_migrate_stat(hm, m);
 	for (b = 0; b < HTMM_NR_BINS; b++)
 		seq_printf(m, "hist_%u %llu\n", b, hist.nr_pages[b]);
 	for (b = 0; b < HTMM_NR_BINS; b++)

@@ -35,6 +35,10 @@ struct htmm_params htmm_params = {
 	.perf_event		= HTMM_PERF_PEBS,
 	.abit_interval_ms	= 1000,
 	.abit_rate_mb		= 4096,
+	.migrate_rate_mb	= 1024,
+	.promotion_wmark	= 20,
+	.demotion_wmark		= 10,
+	.settle_ms		= 10000,
 };
 
 /**
@@ -95,6 +99,14 @@ static ssize_t htmm_tunable_store(struct kobject *kobj,
 	return count;
 }
 
+/* Let kmigraterd see a new mode or watermark now. */
+static void htmm_migrate_kick(void)
+{
+	mutex_lock(&htmm_lock);
+	htmm_migrate_wake();
+	mutex_unlock(&htmm_lock);
+}
+
 #define HTMM_TUNABLE_CB(_name, _field, _min, _max, _changed)		\
 	{								\
 		.attr = __ATTR(_name, 0644, htmm_tunable_show,		\
@@ -116,7 +128,7 @@ static struct htmm_tunable htmm_tunables[] = {
 	HTMM_TUNABLE(htmm_split_period, split_period, 1, 1000),
 	HTMM_TUNABLE(htmm_adaptation_period, adaptation_period, 1, INT_MAX),
 	HTMM_TUNABLE(htmm_cooling_period, cooling_period, 1, INT_MAX),
-	HTMM_TUNABLE(htmm_mode, mode, 0, HTMM_MODE_MAX),
+	HTMM_TUNABLE_CB(htmm_mode, mode, 0, HTMM_MODE_MAX, htmm_migrate_kick),
 	HTMM_TUNABLE(htmm_demotion_period_in_ms, demotion_period_ms, 10, 60000),
 	HTMM_TUNABLE(htmm_promotion_period_in_ms, promotion_period_ms, 10, 60000),
 	HTMM_TUNABLE(htmm_gamma, gamma, 0, 10),
@@ -125,6 +137,12 @@ static struct htmm_tunable htmm_tunables[] = {
 	HTMM_TUNABLE(htmm_nowarm, nowarm, 0, 1),
 	HTMM_TUNABLE(htmm_abit_interval_ms, abit_interval_ms, 10, 60000),
 	HTMM_TUNABLE(htmm_abit_rate_mb, abit_rate_mb, 1, 1048576),
+	HTMM_TUNABLE(htmm_migrate_rate_mb, migrate_rate_mb, 1, 1048576),
+	HTMM_TUNABLE_CB(htmm_promotion_watermark, promotion_wmark, 0, 500,
+			htmm_migrate_kick),
+	HTMM_TUNABLE_CB(htmm_demotion_watermark, demotion_wmark, 0, 500,
+			htmm_migrate_kick),
+	HTMM_TUNABLE(htmm_settle_ms, settle_ms, 0, 600000),
 };
 
 /* A tunable that takes one word out of a list; the value is its index. */

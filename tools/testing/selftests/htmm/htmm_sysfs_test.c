@@ -68,6 +68,10 @@ enum {
 	T_HTMM_NOWARM,
 	T_HTMM_ABIT_INTERVAL_MS,
 	T_HTMM_ABIT_RATE_MB,
+	T_HTMM_MIGRATE_RATE_MB,
+	T_HTMM_PROMOTION_WATERMARK,
+	T_HTMM_DEMOTION_WATERMARK,
+	T_HTMM_SETTLE_MS,
 	T_HTMM_CXL_MODE,
 	T_HTMM_SAMPLER,
 	T_HTMM_PERF_EVENT,
@@ -135,6 +139,22 @@ static const struct htmm_tunable htmm_tunables[NR_TUNABLES] = {
 	[T_HTMM_ABIT_RATE_MB] = {
 		.name = "htmm_abit_rate_mb",
 		.def = 4096, .min = 1, .max = 1048576,
+	},
+	[T_HTMM_MIGRATE_RATE_MB] = {
+		.name = "htmm_migrate_rate_mb",
+		.def = 1024, .min = 1, .max = 1048576,
+	},
+	[T_HTMM_PROMOTION_WATERMARK] = {
+		.name = "htmm_promotion_watermark",
+		.def = 20, .min = 0, .max = 500,
+	},
+	[T_HTMM_DEMOTION_WATERMARK] = {
+		.name = "htmm_demotion_watermark",
+		.def = 10, .min = 0, .max = 500,
+	},
+	[T_HTMM_SETTLE_MS] = {
+		.name = "htmm_settle_ms",
+		.def = 10000, .min = 0, .max = 600000,
 	},
 	/* string tunables: name, default, accepted words, bad inputs */
 	[T_HTMM_CXL_MODE] = {
@@ -280,6 +300,22 @@ FIXTURE_VARIANT_ADD(htmm_default, htmm_abit_rate_mb) {
 	.t = &htmm_tunables[T_HTMM_ABIT_RATE_MB],
 };
 
+FIXTURE_VARIANT_ADD(htmm_default, htmm_migrate_rate_mb) {
+	.t = &htmm_tunables[T_HTMM_MIGRATE_RATE_MB],
+};
+
+FIXTURE_VARIANT_ADD(htmm_default, htmm_promotion_watermark) {
+	.t = &htmm_tunables[T_HTMM_PROMOTION_WATERMARK],
+};
+
+FIXTURE_VARIANT_ADD(htmm_default, htmm_demotion_watermark) {
+	.t = &htmm_tunables[T_HTMM_DEMOTION_WATERMARK],
+};
+
+FIXTURE_VARIANT_ADD(htmm_default, htmm_settle_ms) {
+	.t = &htmm_tunables[T_HTMM_SETTLE_MS],
+};
+
 FIXTURE_VARIANT_ADD(htmm_default, htmm_cxl_mode) {
 	.t = &htmm_tunables[T_HTMM_CXL_MODE],
 };
@@ -386,6 +422,22 @@ FIXTURE_VARIANT_ADD(htmm_tunable, htmm_abit_interval_ms) {
 
 FIXTURE_VARIANT_ADD(htmm_tunable, htmm_abit_rate_mb) {
 	.t = &htmm_tunables[T_HTMM_ABIT_RATE_MB],
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_migrate_rate_mb) {
+	.t = &htmm_tunables[T_HTMM_MIGRATE_RATE_MB],
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_promotion_watermark) {
+	.t = &htmm_tunables[T_HTMM_PROMOTION_WATERMARK],
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_demotion_watermark) {
+	.t = &htmm_tunables[T_HTMM_DEMOTION_WATERMARK],
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_settle_ms) {
+	.t = &htmm_tunables[T_HTMM_SETTLE_MS],
 };
 
 FIXTURE_VARIANT_ADD(htmm_tunable, htmm_cxl_mode) {

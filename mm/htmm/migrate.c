@@ -1,0 +1,826 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kmigraterd: the per-node threads that move pages between tiers.
+ *
+ * There is one thread per node with memory, started with htmm and stopped
+ * with it.  Every htmm_demotion_period_in_ms the thread of node N demotes
+ * the coldest pages of the cgroups that use more of N than their budget
+ * allows, or that wait for room on N to promote hot pages, to
+ * next_demotion_node(N).  Every htmm_promotion_period_in_ms the thread of a
+ * fast node promotes the queued hot pages of the cgroups that have room on
+ * it.
+ *
+ * Promotion candidates are not searched for: the sample path queues a
+ * folio on its cgroup's promotion queue when the folio reaches the hot
+ * threshold while it sits on a slow node.  Demotion candidates are found
+ * by walking the node's page frames from a cursor that persists across
+ * periods, a bounded number per period, as compaction does; only folios of
+ * cgroups that need to demote are looked at closely.
+ *
+ * Work is bounded by a token bucket per node (htmm_migrate_rate_mb, at
+ * most one second of burst) and by the scan bound below.
+ */
+#define pr_fmt(fmt) "htmm: " fmt
+
+#include <linux/cpumask.h>
+#include <linux/freezer.h>
+#include <linux/jiffies.h>
+#include <linux/kthread.h>
+#include <linux/memcontrol.h>
+#include <linux/memory-tiers.h>
+#include <linux/migrate.h>
+#include <linux/mm.h>
+#include <linux/mm_inline.h>
+#include <linux/mmzone.h>
+#include <linux/nodemask.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/vmstat.h>
+#include <linux/wait.h>
+
+#include "../internal.h"
+#include "internal.h"
+
+/* Page frames one demotion period looks at, at most. */
+#define HTMM_SCAN_MAX		(SZ_512M >> PAGE_SHIFT)
+/* Folios migrated in one call of migrate_pages(). */
+#define HTMM_BATCH		64
+/* Cgroups one demotion period serves, at most. */
+#define HTMM_DEMOTE_MEMCGS	16
+
+const char * const htmm_skip_names[HTMM_NR_SKIPS] = {
+	[HTMM_SKIP_PINNED] = "pinned",
+	[HTMM_SKIP_MLOCKED] = "mlocked",
+	[HTMM_SKIP_ISOLATED] = "isolated",
+	[HTMM_SKIP_UNMOVABLE] = "unmovable",
+	[HTMM_SKIP_SETTLE] = "settle",
+};
+
+/* Demotion strictness: which folios of a cgroup over budget may go. */
+enum htmm_level {
+	HTMM_LEVEL_COLD,	/* below the warm threshold */
+	HTMM_LEVEL_WARM,	/* below the hot threshold */
+	HTMM_LEVEL_ANY,		/* anything: the budget is below the hot set */
+};
+
+/* One kmigraterd.  Only its own thread touches the fields after start. */
+struct htmm_migrater {
+	struct task_struct *task;
+	int nid;
+	bool kicked;			/* WRITE_ONCE by htmm_migrate_wake() */
+	unsigned long next_promote;	/* jiffies */
+	unsigned long next_demote;
+	unsigned long tokens;		/* pages we may still move */
+	unsigned long refill;		/* jiffies of the last refill */
+	unsigned long scan_pfn;		/* demotion cursor */
+	unsigned long wrap_progress;	/* pages isolated since the last wrap */
+	enum htmm_level level;
+};
+
+/*
+ * The threads, indexed by node id.  Created and destroyed under htmm_lock;
+ * htmm_migrate_wake() reads it under htmm_lock as well.
+ */
+static struct htmm_migrater **htmm_migraters;
+static DECLARE_WAIT_QUEUE_HEAD(htmm_migrate_wq);
+
+/* A cgroup that has to demote from a node this period. */
+struct htmm_demote_need {
+	struct mem_cgroup *memcg;	/* css reference held */
+	long excess;			/* pages over the demotion watermark */
+	long room;			/* pages to free for waiting promotions */
+	struct list_head folios;	/* isolated, not yet migrated */
+	unsigned long nr_isolated;
+};
+
+/**
+ * htmm_wmark_pages - A watermark as a number of pages.
+ * @budget: The budget in pages.
+ * @permille: The watermark, per mille of @budget.
+ *
+ * Return: @budget * @permille / 1000, rounded up.
+ */
+u64 htmm_wmark_pages(u64 budget, unsigned int permille)
+{
+	return div_u64(budget * permille + 999, 1000);
+}
+
+static unsigned long htmm_node_budget(struct htmm_memcg *hm, int nid)
+{
+	return min_t(unsigned long, READ_ONCE(hm->max_nr_pages[nid]),
+		     node_present_pages(nid));
+}
+
+/* Free pages of @nid above the high watermark of each of its zones. */
+static unsigned long htmm_node_room(int nid)
+{
+	pg_data_t *pgdat = NODE_DATA(nid);
+	unsigned long room = 0, free, mark;
+	int z;
+
+	for (z = 0; z < pgdat->nr_zones; z++) {
+		struct zone *zone = &pgdat->node_zones[z];
+
+		if (!managed_zone(zone))
+			continue;
+		free = zone_page_state(zone, NR_FREE_PAGES);
+		mark = high_wmark_pages(zone);
+		if (free > mark)
+			room += free - mark;
+	}
+	return room;
+}
+
+/* Pages @memcg may still promote into @nid now. */
+static unsigned long htmm_promote_room(struct mem_cgroup *memcg, int nid)
+{
+	struct htmm_memcg *hm = htmm_memcg(memcg);
+	unsigned long budget = htmm_node_budget(hm, nid);
+	unsigned long use = htmm_memcg_node_pages(memcg, nid);
+	unsigned long limit;
+
+	limit = budget - htmm_wmark_pages(budget,
+					  READ_ONCE(htmm_params.promotion_wmark));
+	if (use >= limit)
+		return 0;
+	return min(limit - use, htmm_node_room(nid));
+}
+
+static void htmm_refill(struct htmm_migrater *m)
+{
+	unsigned long now = jiffies;
+	u64 rate = (u64)READ_ONCE(htmm_params.migrate_rate_mb) <<
+		   (20 - PAGE_SHIFT);
+	u64 add = div_u64(rate * (now - m->refill), HZ);
+
+	m->tokens = min_t(u64, m->tokens + add, rate);
+	m->refill = now;
+}
+
+/* Take a reference on the folio at @pfn, if it is an LRU folio now. */
+static struct folio *htmm_get_folio(unsigned long pfn)
+{
+	struct page *page = pfn_to_online_page(pfn);
+	struct folio *folio;
+
+	if (!page)
+		return NULL;
+	folio = page_folio(page);
+	if (!folio_test_lru(folio) || !folio_try_get(folio))
+		return NULL;
+	if (unlikely(page_folio(page) != folio)) {
+		folio_put(folio);
+		return NULL;
+	}
+	return folio;
+}
+
+static bool htmm_folio_in(struct folio *folio, struct mem_cgroup *memcg)
+{
+	bool ret;
+
+	rcu_read_lock();
+	ret = folio_memcg(folio) == memcg;
+	rcu_read_unlock();
+	return ret;
+}
+
+/*
+ * Should a folio that htmm moved recently stay where it is?  It may move
+ * back within htmm_settle_ms only if its own bin moved by two or more
+ * since, not merely because the thresholds moved.
+ */
+static bool htmm_settling(const struct htmm_page_info *info, bool up)
+{
+	unsigned int against = up ? HTMM_META_DEMOTED : HTMM_META_PROMOTED;
+
+	if (!(info->flags & against) ||
+	    info->moved_ms >= READ_ONCE(htmm_params.settle_ms))
+		return false;
+	if (up)
+		return info->folio_bin <= info->mbin + 1;
+	return info->folio_bin + 1 >= info->mbin;
+}
+
+static void htmm_count_skip(struct htmm_memcg *hm, enum htmm_skip why,
+			    long nr)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&hm->lock, flags);
+	hm->nr_skipped[why] += nr;
+	spin_unlock_irqrestore(&hm->lock, flags);
+	count_vm_events(HTMM_NR_SKIP_PINNED + why, nr);
+}
+
+/*
+ * Isolate @folio, on which the caller holds a reference, for migration.
+ * Return: HTMM_NR_SKIPS if it went on @list, else why it was skipped.
+ */
+static enum htmm_skip htmm_isolate(struct folio *folio, struct list_head *list)
+{
+	struct address_space *mapping;
+
+	if (folio_maybe_dma_pinned(folio))
+		return HTMM_SKIP_PINNED;
+	if (folio_test_mlocked(folio) || folio_test_unevictable(folio))
+		return HTMM_SKIP_MLOCKED;
+	if (folio_test_hugetlb(folio) || folio_test_ksm(folio))
+		return HTMM_SKIP_UNMOVABLE;
+	if (!folio_test_anon(folio)) {
+		mapping = folio_mapping(folio);
+		if (mapping && !mapping->a_ops->migrate_folio)
+			return HTMM_SKIP_UNMOVABLE;
+	}
+	if (!folio_isolate_lru(folio))
+		return HTMM_SKIP_ISOLATED;
+	node_stat_mod_folio(folio, NR_ISOLATED_ANON + folio_is_file_lru(folio),
+			    folio_nr_pages(folio));
+	list_add_tail(&folio->lru, list);
+	return HTMM_NR_SKIPS;
+}
+
+/* Isolated pages on @list, by LRU type. */
+static void htmm_count_isolated(struct list_head *list, long nr[2])
+{
+	struct folio *folio;
+
+	nr[0] = 0;
+	nr[1] = 0;
+	list_for_each_entry(folio, list, lru)
+		nr[folio_is_file_lru(folio)] += folio_nr_pages(folio);
+}
+
+static struct folio *htmm_alloc_demote(struct folio *src, unsigned long private)
+{
+	struct migration_target_control *mtc = (void *)private;
+	nodemask_t *allowed = mtc->nmask;
+	struct folio *dst;
+
+	/* The preferred node first, then the other lower tiers. */
+	mtc->nmask = NULL;
+	mtc->gfp_mask |= __GFP_THISNODE;
+	dst = alloc_migration_target(src, private);
+	mtc->gfp_mask &= ~__GFP_THISNODE;
+	mtc->nmask = allowed;
+	if (!dst && allowed)
+		dst = alloc_migration_target(src, private);
+	return dst;
+}
+
+/*
+ * Migrate the folios on @list to @nid.  For a demotion, the folios come
+ * from @src_nid and @allowed are the fallback nodes; promotions may come
+ * from several nodes.  Failed folios go back to the LRU with their
+ * migration mark cleared.  Return: pages migrated.
+ */
+static unsigned long htmm_migrate_list(struct mem_cgroup *memcg,
+				       struct list_head *list, int src_nid,
+				       int nid, nodemask_t *allowed, bool up)
+{
+	struct htmm_memcg *hm = htmm_memcg(memcg);
+	struct migration_target_control mtc = {
+		.nid = nid,
+		.nmask = allowed,
+		.gfp_mask = (GFP_HIGHUSER_MOVABLE & ~__GFP_RECLAIM) |
+			    __GFP_NOWARN | __GFP_NOMEMALLOC,
+		.reason = up ? MR_NUMA_MISPLACED : MR_DEMOTION,
+	};
+	unsigned int nr_succeeded = 0;
+	long before[2], after[2];
+	unsigned long flags, failed;
+	struct folio *folio;
+
+	if (list_empty(list))
+		return 0;
+	htmm_count_isolated(list, before);
+	if (up) {
+		mtc.gfp_mask |= __GFP_THISNODE;
+		migrate_pages(list, alloc_migration_target, NULL,
+			      (unsigned long)&mtc, MIGRATE_ASYNC,
+			      MR_NUMA_MISPLACED, &nr_succeeded);
+	} else {
+		mtc.gfp_mask |= __GFP_KSWAPD_RECLAIM;
+		migrate_pages(list, htmm_alloc_demote, NULL,
+			      (unsigned long)&mtc, MIGRATE_ASYNC,
+			      MR_DEMOTION, &nr_succeeded);
+	}
+	htmm_count_isolated(list, after);
+	/*
+	 * migrate_pages() drops the isolation count of what it migrated,
+	 * except for demotions, whose usual caller (reclaim) keeps its own.
+	 * Every folio of a demotion comes from @src_nid.
+	 */
+	if (!up) {
+		mod_node_page_state(NODE_DATA(src_nid), NR_ISOLATED_ANON,
+				    after[0] - before[0]);
+		mod_node_page_state(NODE_DATA(src_nid), NR_ISOLATED_FILE,
+				    after[1] - before[1]);
+	}
+	list_for_each_entry(folio, list, lru)
+		htmm_folio_mark(folio, memcg, 0,
+				HTMM_META_PROMOTED | HTMM_META_DEMOTED);
+	failed = after[0] + after[1];
+	putback_movable_pages(list);
+
+	spin_lock_irqsave(&hm->lock, flags);
+	if (up)
+		hm->nr_promoted += nr_succeeded;
+	else
+		hm->nr_demoted += nr_succeeded;
+	hm->nr_migrate_failed += failed;
+	spin_unlock_irqrestore(&hm->lock, flags);
+	count_vm_events(up ? HTMM_NR_PROMOTED : HTMM_NR_DEMOTED, nr_succeeded);
+	count_vm_events(HTMM_NR_MIGRATE_FAILED, failed);
+	return nr_succeeded;
+}
+
+/* Pop up to @max queued candidates of @hm.  Return: how many. */
+static unsigned int htmm_cand_pop(struct htmm_memcg *hm, unsigned long *pfns,
+				  unsigned int max)
+{
+	unsigned long flags, e;
+	unsigned int n = 0;
+
+	spin_lock_irqsave(&hm->lock, flags);
+	while (n < max && hm->cand_len) {
+		e = hm->cand[hm->cand_head];
+		hm->cand_head = (hm->cand_head + 1) % HTMM_CAND_SIZE;
+		hm->cand_len--;
+		hm->cand_pages -= min_t(u64, hm->cand_pages,
+					1UL << HTMM_CAND_ORDER(e));
+		pfns[n++] = HTMM_CAND_PFN(e);
+	}
+	spin_unlock_irqrestore(&hm->lock, flags);
+	return n;
+}
+
+/*
+ * Promote queued hot folios of @memcg into @m's node, up to the room the
+ * cgroup has there and the tokens left.
+ */
+static void htmm_promote_memcg(struct htmm_migrater *m,
+			       struct mem_cgroup *memcg)
+{
+	struct htmm_memcg *hm = htmm_memcg(memcg);
+	unsigned long pfns[HTMM_BATCH];
+	struct htmm_page_info info;
+	unsigned long room, nr, moved;
+	enum htmm_skip why;
+	struct folio *folio;
+	unsigned int i, n;
+	LIST_HEAD(list);
+
+	room = min(htmm_promote_room(memcg, m->nid), m->tokens);
+	while (room && !kthread_should_stop()) {
+		n = htmm_cand_pop(hm, pfns, min_t(unsigned long, room,
+						  HTMM_BATCH));
+		if (!n)
+			break;
+		nr = 0;
+		for (i = 0; i < n; i++) {
+			folio = htmm_get_folio(pfns[i]);
+			if (!folio)
+				continue;
+			htmm_folio_mark(folio, memcg, 0, HTMM_META_QUEUED);
+			if (!htmm_folio_in(folio, memcg) ||
+			    htmm_node_is_fast(folio_nid(folio)) ||
+			    htmm_page_info(&folio->page, &info) || !info.hot ||
+			    folio_nr_pages(folio) > room - nr) {
+				folio_put(folio);
+				continue;
+			}
+			if (htmm_settling(&info, true)) {
+				htmm_count_skip(hm, HTMM_SKIP_SETTLE,
+						folio_nr_pages(folio));
+				folio_put(folio);
+				continue;
+			}
+			why = htmm_isolate(folio, &list);
+			if (why == HTMM_NR_SKIPS) {
+				nr += folio_nr_pages(folio);
+				htmm_folio_mark(folio, memcg,
+						HTMM_META_PROMOTED,
+						HTMM_META_DEMOTED);
+			} else {
+				htmm_count_skip(hm, why, folio_nr_pages(folio));
+			}
+			folio_put(folio);
+		}
+		moved = htmm_migrate_list(memcg, &list, NUMA_NO_NODE, m->nid,
+					  NULL, true);
+		m->tokens -= min(m->tokens, nr);
+		room -= min(room, nr);
+		if (!moved && nr)
+			break;	/* the node is full after all */
+		cond_resched();
+	}
+}
+
+static void htmm_promote(struct htmm_migrater *m)
+{
+	struct mem_cgroup *memcg = NULL;
+	struct htmm_memcg *hm;
+
+	if (!htmm_node_is_fast(m->nid))
+		return;
+	while ((memcg = mem_cgroup_iter(NULL, memcg, NULL))) {
+		hm = htmm_memcg(memcg);
+		if (hm && READ_ONCE(hm->enabled) && READ_ONCE(hm->cand_len))
+			htmm_promote_memcg(m, memcg);
+		if (!m->tokens || kthread_should_stop()) {
+			mem_cgroup_iter_break(NULL, memcg);
+			break;
+		}
+	}
+}
+
+/* Work out what @memcg has to demote from @nid.  Return: true if any. */
+static bool htmm_demote_need(struct mem_cgroup *memcg, int nid,
+			     struct htmm_demote_need *need)
+{
+	struct htmm_memcg *hm = htmm_memcg(memcg);
+	unsigned long budget = htmm_node_budget(hm, nid);
+	unsigned long use = htmm_memcg_node_pages(memcg, nid);
+	unsigned int pw = READ_ONCE(htmm_params.promotion_wmark);
+	unsigned int dw = min(READ_ONCE(htmm_params.demotion_wmark), pw);
+	unsigned long limit = budget - htmm_wmark_pages(budget, dw);
+	unsigned long room, waiting;
+
+	need->excess = use > limit ? use - limit : 0;
+	need->room = 0;
+	if (htmm_node_is_fast(nid)) {
+		waiting = READ_ONCE(hm->cand_pages);
+		room = htmm_promote_room(memcg, nid);
+		if (waiting > room)
+			need->room = waiting - room;
+	}
+	return need->excess > 0 || need->room > 0;
+}
+
+/*
+ * May a folio leave for @need at strictness @level?  Cold folios go first.
+ * To make room for hot folios, warm ones may go too: a hot folio is worth
+ * more in the fast tier.  Only a budget below the hot set itself (excess
+ * at strictness HTMM_LEVEL_ANY) lets hot folios go.
+ */
+static bool htmm_demotable(const struct htmm_page_info *info,
+			   const struct htmm_demote_need *need,
+			   enum htmm_level level)
+{
+	if (need->excess <= 0 && level > HTMM_LEVEL_WARM)
+		level = HTMM_LEVEL_WARM;
+	switch (level) {
+	case HTMM_LEVEL_COLD:
+		return info->warm_bin != HTMM_BIN_NONE ?
+		       info->folio_bin < info->warm_bin : true;
+	case HTMM_LEVEL_WARM:
+		return !info->hot;
+	default:
+		return true;
+	}
+}
+
+/* Look at the folio at @pfn for demotion.  Return: the next pfn to see. */
+static unsigned long htmm_demote_pfn(struct htmm_migrater *m,
+				     unsigned long pfn,
+				     struct htmm_demote_need *needs,
+				     unsigned int nr_needs)
+{
+	struct htmm_demote_need *need = NULL;
+	struct htmm_page_info info;
+	struct mem_cgroup *memcg;
+	struct htmm_memcg *hm;
+	struct folio *folio;
+	enum htmm_skip why;
+	unsigned long next;
+	unsigned int i;
+	long nr;
+	int err;
+
+	folio = htmm_get_folio(pfn);
+	if (!folio)
+		return pfn + 1;
+	nr = folio_nr_pages(folio);
+	next = folio_pfn(folio) + nr;
+	if (folio_nid(folio) != m->nid)
+		goto put;
+	rcu_read_lock();
+	memcg = folio_memcg(folio);
+	for (i = 0; i < nr_needs; i++) {
+		if (needs[i].memcg == memcg &&
+		    (needs[i].excess > 0 || needs[i].room > 0)) {
+			need = &needs[i];
+			break;
+		}
+	}
+	rcu_read_unlock();
+	if (!need)
+		goto put;
+	hm = htmm_memcg(need->memcg);
+	err = htmm_page_info(&folio->page, &info);
+	if (err == -ENODEV) {
+		/* Never sampled: as cold as it gets. */
+		memset(&info, 0, sizeof(info));
+	} else if (err) {
+		goto put;
+	}
+	if (!htmm_demotable(&info, need, m->level))
+		goto put;
+	if (htmm_settling(&info, false)) {
+		htmm_count_skip(hm, HTMM_SKIP_SETTLE, nr);
+		goto put;
+	}
+	why = htmm_isolate(folio, &need->folios);
+	if (why != HTMM_NR_SKIPS) {
+		htmm_count_skip(hm, why, nr);
+		goto put;
+	}
+	htmm_folio_mark(folio, need->memcg, HTMM_META_DEMOTED,
+			HTMM_META_PROMOTED | HTMM_META_QUEUED);
+	need->nr_isolated += nr;
+	m->wrap_progress += nr;
+	need->excess -= nr;
+	need->room -= nr;
+	m->tokens -= min_t(unsigned long, m->tokens, nr);
+put:
+	folio_put(folio);
+	return next;
+}
+
+static void htmm_demote_flush(struct htmm_migrater *m, int target,
+			      nodemask_t *allowed,
+			      struct htmm_demote_need *needs,
+			      unsigned int nr_needs)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_needs; i++) {
+		if (list_empty(&needs[i].folios))
+			continue;
+		htmm_migrate_list(needs[i].memcg, &needs[i].folios, m->nid,
+				  target, allowed, false);
+	}
+}
+
+static bool htmm_needs_left(struct htmm_demote_need *needs,
+			    unsigned int nr_needs)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_needs; i++)
+		if (needs[i].excess > 0 || needs[i].room > 0)
+			return true;
+	return false;
+}
+
+static void htmm_demote(struct htmm_migrater *m)
+{
+	struct htmm_demote_need needs[HTMM_DEMOTE_MEMCGS];
+	pg_data_t *pgdat = NODE_DATA(m->nid);
+	unsigned long start = pgdat->node_start_pfn;
+	unsigned long end = pgdat_end_pfn(pgdat);
+	struct mem_cgroup *memcg = NULL;
+	unsigned long scanned = 0, batch = 0;
+	unsigned int nr_needs = 0, i;
+	struct htmm_memcg *hm;
+	nodemask_t allowed;
+	int target;
+
+	target = next_demotion_node(m->nid);
+	if (target == NUMA_NO_NODE || start >= end)
+		return;
+	node_get_allowed_targets(pgdat, &allowed);
+
+	while ((memcg = mem_cgroup_iter(NULL, memcg, NULL))) {
+		hm = htmm_memcg(memcg);
+		if (!hm || !READ_ONCE(hm->enabled))
+			continue;
+		htmm_memcg_refresh(memcg);
+		if (!htmm_demote_need(memcg, m->nid, &needs[nr_needs]))
+			continue;
+		css_get(&memcg->css);
+		needs[nr_needs].memcg = memcg;
+		INIT_LIST_HEAD(&needs[nr_needs].folios);
+		needs[nr_needs].nr_isolated = 0;
+		if (++nr_needs == HTMM_DEMOTE_MEMCGS) {
+			mem_cgroup_iter_break(NULL, memcg);
+			break;
+		}
+	}
+	if (!nr_needs) {
+		m->level = HTMM_LEVEL_COLD;
+		return;
+	}
+
+	if (m->scan_pfn < start || m->scan_pfn >= end)
+		m->scan_pfn = start;
+	while (scanned < HTMM_SCAN_MAX && m->tokens &&
+	       htmm_needs_left(needs, nr_needs) && !kthread_should_stop()) {
+		unsigned long next = htmm_demote_pfn(m, m->scan_pfn, needs,
+						     nr_needs);
+
+		scanned += next - m->scan_pfn;
+		batch += next - m->scan_pfn;
+		m->scan_pfn = next;
+		if (m->scan_pfn >= end) {
+			m->scan_pfn = start;
+			/* A whole pass found nothing: be less picky. */
+			if (!m->wrap_progress && m->level < HTMM_LEVEL_ANY)
+				m->level++;
+			m->wrap_progress = 0;
+		}
+		if (batch >= HTMM_BATCH * 64) {
+			htmm_demote_flush(m, target, &allowed, needs, nr_needs);
+			batch = 0;
+			cond_resched();
+		}
+	}
+	htmm_demote_flush(m, target, &allowed, needs, nr_needs);
+	for (i = 0; i < nr_needs; i++)
+		css_put(&needs[i].memcg->css);
+}
+
+static int htmm_migrater_fn(void *arg)
+{
+	struct htmm_migrater *m = arg;
+	unsigned long now, next;
+	unsigned int period;
+	long wait;
+
+	set_freezable();
+	m->refill = jiffies;
+	m->next_promote = jiffies;
+	m->next_demote = jiffies;
+	while (!kthread_should_stop()) {
+		now = jiffies;
+		if (READ_ONCE(m->kicked)) {
+			WRITE_ONCE(m->kicked, false);
+			m->next_promote = now;
+			m->next_demote = now;
+		}
+		next = now + msecs_to_jiffies(1000);
+		if (READ_ONCE(htmm_params.mode) != HTMM_MODE_NO_MIGRATION) {
+			htmm_refill(m);
+			/* Demote first: it makes room for promotions. */
+			if (time_after_eq(now, m->next_demote)) {
+				htmm_demote(m);
+				period = READ_ONCE(htmm_params.demotion_period_ms);
+				m->next_demote = now + msecs_to_jiffies(period);
+			}
+			if (time_after_eq(now, m->next_promote)) {
+				htmm_promote(m);
+				period = READ_ONCE(htmm_params.promotion_period_ms);
+				m->next_promote = now + msecs_to_jiffies(period);
+			}
+			next = time_before(m->next_demote, m->next_promote) ?
+			       m->next_demote : m->next_promote;
+		}
+		wait = (long)(next - jiffies);
+		if (wait > 0)
+			wait_event_freezable_timeout(htmm_migrate_wq,
+						     kthread_should_stop() ||
+						     READ_ONCE(m->kicked),
+						     wait);
+		else
+			cond_resched();
+	}
+	return 0;
+}
+
+/**
+ * htmm_migrate_start - Start one kmigraterd per node with memory.
+ *
+ * Context: Process context, htmm_lock held.
+ * Return: 0 or a negative error, with no thread left running.
+ */
+int htmm_migrate_start(void)
+{
+	struct htmm_migrater *m;
+	int nid, err = 0;
+
+	lockdep_assert_held(&htmm_lock);
+	htmm_migraters = kcalloc(nr_node_ids, sizeof(*htmm_migraters),
+				 GFP_KERNEL);
+	if (!htmm_migraters)
+		return -ENOMEM;
+	for_each_node_state(nid, N_MEMORY) {
+		m = kzalloc_node(sizeof(*m), GFP_KERNEL, nid);
+		if (!m) {
+			err = -ENOMEM;
+			break;
+		}
+		m->nid = nid;
+		m->task = kthread_create_on_node(htmm_migrater_fn, m, nid,
+						 "kmigraterd%d", nid);
+		if (IS_ERR(m->task)) {
+			err = PTR_ERR(m->task);
+			kfree(m);
+			break;
+		}
+		if (node_state(nid, N_CPU))
+			set_cpus_allowed_ptr(m->task, cpumask_of_node(nid));
+		htmm_migraters[nid] = m;
+		wake_up_process(m->task);
+	}
+	if (err)
+		htmm_migrate_stop();
+	return err;
+}
+
+/**
+ * htmm_migrate_stop - Stop every kmigraterd and wait for them.
+ *
+ * Context: Process context, htmm_lock held.
+ */
+void htmm_migrate_stop(void)
+{
+	int nid;
+
+	lockdep_assert_held(&htmm_lock);
+	if (!htmm_migraters)
+		return;
+	for (nid = 0; nid < nr_node_ids; nid++) {
+		if (!htmm_migraters[nid])
+			continue;
+		kthread_stop(htmm_migraters[nid]->task);
+		kfree(htmm_migraters[nid]);
+	}
+	kfree(htmm_migraters);
+	htmm_migraters = NULL;
+}
+
+/**
+ * htmm_migrate_wake - Have every kmigraterd look at its node now.
+ *
+ * Used when a budget or the mode changed.
+ *
+ * Context: Process context, htmm_lock held.
+ */
+void htmm_migrate_wake(void)
+{
+	int nid;
+
+	lockdep_assert_held(&htmm_lock);
+	if (!htmm_migraters)
+		return;
+	for (nid = 0; nid < nr_node_ids; nid++)
+		if (htmm_migraters[nid])
+			WRITE_ONCE(htmm_migraters[nid]->kicked, true);
+	wake_up_all(&htmm_migrate_wq);
+}
+
+/**
+ * htmm_memcg_cand_alloc - Give a cgroup its promotion queue.
+ * @hm: The cgroup's htmm state.
+ *
+ * Context: Process context, htmm_lock held.
+ * Return: 0 or -ENOMEM.
+ */
+int htmm_memcg_cand_alloc(struct htmm_memcg *hm)
+{
+	unsigned long *cand, flags;
+
+	lockdep_assert_held(&htmm_lock);
+	if (hm->cand)
+		return 0;
+	cand = kvcalloc(HTMM_CAND_SIZE, sizeof(*cand), GFP_KERNEL);
+	if (!cand)
+		return -ENOMEM;
+	spin_lock_irqsave(&hm->lock, flags);
+	hm->cand = cand;
+	spin_unlock_irqrestore(&hm->lock, flags);
+	return 0;
+}
+
+/**
+ * htmm_migrate_stat - Print a cgroup's migration counters.
+ * @hm: The cgroup's htmm state.
+ * @m: The memory.htmm_stat file.
+ */
+void htmm_migrate_stat(struct htmm_memcg *hm, struct seq_file *m)
+{
+	u64 skipped[HTMM_NR_SKIPS], promoted, demoted, failed, dropped;
+	unsigned int queued, i;
+	unsigned long flags;
+
+	spin_lock_irqsave(&hm->lock, flags);
+	promoted = hm->nr_promoted;
+	demoted = hm->nr_demoted;
+	failed = hm->nr_migrate_failed;
+	memcpy(skipped, hm->nr_skipped, sizeof(skipped));
+	queued = hm->cand_len;
+	dropped = hm->nr_cand_dropped;
+	spin_unlock_irqrestore(&hm->lock, flags);
+
+	seq_printf(m, "promoted %llu\n", promoted);
+	seq_printf(m, "demoted %llu\n", demoted);
+	seq_printf(m, "migrate_failed %llu\n", failed);
+	for (i = 0; i < HTMM_NR_SKIPS; i++)
+		seq_printf(m, "skipped_%s %llu\n", htmm_skip_names[i],
+			   skipped[i]);
+	seq_printf(m, "promotion_queue %u\n", queued);
+	seq_printf(m, "promotion_queue_dropped %llu\n", dropped);
+}

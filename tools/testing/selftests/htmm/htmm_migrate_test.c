@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmigraterd: thread lifecycle, promotion of hot pages, demotion of cold
+ * ones after memory.max_at_node0 is lowered, skipped pages, convergence of
+ * a hot region with the Accessed-bit sampler, and data integrity while
+ * pages migrate back and forth.
+ *
+ * Timing is never asserted: every wait is for a condition, with a deadline
+ * far above what the condition needs, and the time it took is logged.
+ */
+#define _GNU_SOURCE
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <dirent.h>
+#include <time.h>
+
+#include "htmm_util.h"
+
+#define HTMM_DBG	"/sys/kernel/debug/htmm"
+#define PAGE_SZ		4096UL
+#define MPOL_DEFAULT_	0
+#define MPOL_BIND_	2
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Map @len bytes, fault them in on @node, then drop the binding. */
+static char *place(size_t len, int node)
+{
+	unsigned long mask = 1UL << node;
+	char *p;
+
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (syscall(SYS_mbind, p, len, MPOL_BIND_, &mask, 64, 0))
+		return NULL;
+	memset(p, 0x5a, len);
+	if (syscall(SYS_mbind, p, len, MPOL_DEFAULT_, NULL, 0, 0))
+		return NULL;
+	return p;
+}
+
+/* Share of the pages of [p, p+len) on @node, in per cent. */
+static double share_on(void *p, size_t len, int node)
+{
+	unsigned long per_node[HTMM_MAX_NODES], bad;
+
+	if (htmm_count_nodes(p, len, per_node, &bad))
+		return -1;
+	return 100.0 * per_node[node] / (len / PAGE_SZ);
+}
+
+/* Inject @per_page load samples on every page of [p, p+len). */
+static int inject_range(void *p, size_t len, int per_page)
+{
+	enum { LINE = 48, CHUNK = 4096 };
+	size_t npages = len / PAGE_SZ, i, n = 0, off = 0;
+	char *buf = malloc(CHUNK * LINE);
+	int k, ret = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (k = 0; k < per_page; k++) {
+		for (i = 0; i < npages; i++) {
+			off += snprintf(buf + off, LINE, "%d %p load-slow\n",
+					(int)getpid(),
+					(char *)p + i * PAGE_SZ);
+			if (++n == CHUNK) {
+				if (htmm_write_file(HTMM_DBG "/inject", buf,
+						    off) < 0)
+					ret = -EIO;
+				n = 0;
+				off = 0;
+			}
+		}
+	}
+	if (off && htmm_write_file(HTMM_DBG "/inject", buf, off) < 0)
+		ret = -EIO;
+	free(buf);
+	return ret;
+}
+
+/* Number of kernel threads whose name starts with @prefix. */
+static int count_threads(const char *prefix)
+{
+	char path[300], comm[64];
+	struct dirent *d;
+	int n = 0;
+	DIR *dir;
+
+	dir = opendir("/proc");
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
+		if (htmm_read_file(path, comm, sizeof(comm)) <= 0)
+			continue;
+		if (!strncmp(comm, prefix, strlen(prefix)))
+			n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+FIXTURE(htmm_migrate) {
+	struct htmm_cg_ctx c;
+	char saved[8][32];
+};
+
+/* Tunables the tests change, restored in teardown. */
+static const char * const saved_names[8] = {
+	"htmm_sampler", "htmm_promotion_period_in_ms",
+	"htmm_demotion_period_in_ms", "htmm_mode", "htmm_abit_interval_ms",
+	"htmm_settle_ms", "htmm_cooling_period", "htmm_adaptation_period",
+};
+
+static int set_tunable(const char *name, const char *val)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), HTMM_SYSFS_DIR "/%s", name);
+	return htmm_write_str(path, val);
+}
+
+static void cg_write(struct __test_metadata *_metadata,
+		     const struct htmm_cg_ctx *c, const char *file,
+		     const char *val)
+{
+	char path[PATH_MAX];
+
+	htmm_cg_ctx_file(path, sizeof(path), c, file);
+	ASSERT_EQ(0, htmm_write_str(path, val)) TH_LOG("%s <- %s", file, val);
+}
+
+static unsigned long long cg_stat(const struct htmm_cg_ctx *c,
+				  const char *key)
+{
+	unsigned long long v = 0;
+	char path[PATH_MAX];
+
+	htmm_cg_ctx_file(path, sizeof(path), c, "memory.htmm_stat");
+	htmm_keyed_get(path, key, &v);
+	return v;
+}
+
+FIXTURE_SETUP(htmm_migrate)
+{
+	char path[PATH_MAX];
+	int i;
+
+	if (!htmm_path_exists(HTMM_DBG "/inject"))
+		SKIP(return, "no htmm debugfs (CONFIG_HTMM_DEBUG)");
+	htmm_cg_ctx_setup(_metadata, &self->c, true);
+	for (i = 0; i < 8; i++) {
+		snprintf(path, sizeof(path), HTMM_SYSFS_DIR "/%s",
+			 saved_names[i]);
+		ASSERT_LT(0, htmm_read_file(path, self->saved[i],
+					    sizeof(self->saved[i])));
+		self->saved[i][strcspn(self->saved[i], "\n")] = '\0';
+	}
+	ASSERT_EQ(0, set_tunable("htmm_sampler", "inject"));
+	ASSERT_EQ(0, set_tunable("htmm_promotion_period_in_ms", "100"));
+	ASSERT_EQ(0, set_tunable("htmm_demotion_period_in_ms", "100"));
+	ASSERT_EQ(0, set_tunable("htmm_mode", "1"));
+	ASSERT_EQ(0, prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0));
+}
+
+FIXTURE_TEARDOWN(htmm_migrate)
+{
+	int i;
+
+	htmm_cg_enter(HTMM_CGROUP_ROOT, getpid());
+	htmm_cg_ctx_teardown(_metadata, &self->c);
+	for (i = 0; i < 8; i++)
+		if (self->saved[i][0])
+			set_tunable(saved_names[i], self->saved[i]);
+}
+
+static void enable_and_enter(struct __test_metadata *_metadata,
+			     const struct htmm_cg_ctx *c,
+			     const char *max_at_node0)
+{
+	cg_write(_metadata, c, "memory.max_at_node0", max_at_node0);
+	cg_write(_metadata, c, "memory.htmm_enabled", "enabled");
+	ASSERT_EQ(0, htmm_cg_enter(c->cg, getpid()));
+}
+
+/* One kmigraterd per node with memory, only while htmm is enabled. */
+TEST_F_TIMEOUT(htmm_migrate, thread_lifecycle, 120)
+{
+	double t0;
+	int n, i;
+
+	ASSERT_EQ(0, count_threads("kmigraterd"))
+		TH_LOG("kmigraterd running with no htmm cgroup");
+	for (i = 0; i < 3; i++) {
+		cg_write(_metadata, &self->c, "memory.htmm_enabled", "enabled");
+		n = count_threads("kmigraterd");
+		EXPECT_EQ(self->c.nr_nodes, n);
+		cg_write(_metadata, &self->c, "memory.htmm_enabled", "disabled");
+		t0 = now_s();
+		while ((n = count_threads("kmigraterd")) && now_s() - t0 < 30)
+			usleep(10000);
+		EXPECT_EQ(0, n) TH_LOG("threads left after disable");
+	}
+	/* Removing the cgroup stops them too. */
+	cg_write(_metadata, &self->c, "memory.htmm_enabled", "enabled");
+	EXPECT_EQ(self->c.nr_nodes, count_threads("kmigraterd"));
+	ASSERT_EQ(0, htmm_cg_destroy(self->c.cg));
+	self->c.cg[0] = '\0';
+	/* The cgroup goes offline asynchronously after rmdir. */
+	t0 = now_s();
+	while ((n = count_threads("kmigraterd")) && now_s() - t0 < 30)
+		usleep(10000);
+	EXPECT_EQ(0, n) TH_LOG("threads left after rmdir");
+}
+
+/* Injected hot pages on node 1 move to node 0, within the budget. */
+TEST_F_TIMEOUT(htmm_migrate, promote_hot, 300)
+{
+	size_t len = 16 * MiB;
+	unsigned long long v0, v1;
+	double t0, share = 0;
+	char *hot, *cold;
+
+	enable_and_enter(_metadata, &self->c, "64M");
+	hot = place(len, HTMM_SLOW_NODE);
+	cold = place(len, HTMM_SLOW_NODE);
+	ASSERT_NE(NULL, hot);
+	ASSERT_NE(NULL, cold);
+	ASSERT_EQ(0, htmm_vmstat_get("htmm_nr_promoted", &v0));
+	t0 = now_s();
+	while (now_s() - t0 < 200) {
+		ASSERT_EQ(0, inject_range(hot, len, 2));
+		share = share_on(hot, len, HTMM_FAST_NODE);
+		if (share >= 95)
+			break;
+		usleep(200000);
+	}
+	TH_LOG("hot on node 0: %.1f%% after %.1f s", share, now_s() - t0);
+	EXPECT_LE(95, share);
+	EXPECT_GT(1, share_on(cold, len, HTMM_FAST_NODE))
+		TH_LOG("cold pages were promoted");
+	ASSERT_EQ(0, htmm_vmstat_get("htmm_nr_promoted", &v1));
+	EXPECT_LE(len / PAGE_SZ * 95 / 100, v1 - v0);
+	EXPECT_LE(len / PAGE_SZ * 95 / 100, cg_stat(&self->c, "promoted"));
+}
+
+/* Lowering max_at_node0 demotes the excess, coldest pages first. */
+TEST_F_TIMEOUT(htmm_migrate, demote_after_lowering_limit, 300)
+{
+	size_t hot_len = 8 * MiB, cold_len = 40 * MiB;
+	unsigned long long demoted;
+	double t0, hot_share = 0, cold_share = 100;
+	char *hot, *cold;
+	size_t i;
+
+	enable_and_enter(_metadata, &self->c, "max");
+	hot = place(hot_len, HTMM_FAST_NODE);
+	cold = place(cold_len, HTMM_FAST_NODE);
+	ASSERT_NE(NULL, hot);
+	ASSERT_NE(NULL, cold);
+	for (i = 0; i < cold_len; i += PAGE_SZ)
+		cold[i] = (char)(i / PAGE_SZ);
+	ASSERT_EQ(0, inject_range(hot, hot_len, 4));
+	ASSERT_LT(99, share_on(cold, cold_len, HTMM_FAST_NODE));
+
+	cg_write(_metadata, &self->c, "memory.max_at_node0", "24M");
+	t0 = now_s();
+	while (now_s() - t0 < 200) {
+		cold_share = share_on(cold, cold_len, HTMM_FAST_NODE);
+		if (cold_share * cold_len / 100 + hot_len <= 24 * MiB)
+			break;
+		usleep(200000);
+	}
+	hot_share = share_on(hot, hot_len, HTMM_FAST_NODE);
+	TH_LOG("after %.1f s: cold %.1f%%, hot %.1f%% on node 0",
+	       now_s() - t0, cold_share, hot_share);
+	EXPECT_GE(24.0 * MiB, cold_share * cold_len / 100 + hot_len);
+	EXPECT_LT(99, hot_share) TH_LOG("hot pages were demoted");
+	demoted = cg_stat(&self->c, "demoted");
+	EXPECT_LE((cold_len - 24 * MiB) / PAGE_SZ, demoted);
+	for (i = 0; i < cold_len; i += PAGE_SZ)
+		if (cold[i] != (char)(i / PAGE_SZ))
+			break;
+	EXPECT_EQ(cold_len, i) TH_LOG("data changed at %zu", i);
+}
+
+/* mlocked hot pages stay where they are and are counted. */
+TEST_F_TIMEOUT(htmm_migrate, skip_mlocked, 300)
+{
+	size_t len = 4 * MiB;
+	unsigned long long skipped = 0, vm0, vm1;
+	double t0;
+	char *p;
+
+	enable_and_enter(_metadata, &self->c, "64M");
+	p = place(len, HTMM_SLOW_NODE);
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, mlock(p, len));
+	ASSERT_EQ(0, htmm_vmstat_get("htmm_nr_skip_mlocked", &vm0));
+	t0 = now_s();
+	while (now_s() - t0 < 200) {
+		ASSERT_EQ(0, inject_range(p, len, 2));
+		skipped = cg_stat(&self->c, "skipped_mlocked");
+		if (skipped >= len / PAGE_SZ)
+			break;
+		usleep(200000);
+	}
+	TH_LOG("skipped_mlocked %llu after %.1f s", skipped, now_s() - t0);
+	EXPECT_LE(len / PAGE_SZ, skipped);
+	ASSERT_EQ(0, htmm_vmstat_get("htmm_nr_skip_mlocked", &vm1));
+	EXPECT_LE(len / PAGE_SZ, vm1 - vm0);
+	EXPECT_EQ(0, share_on(p, len, HTMM_FAST_NODE));
+}
+
+/*
+ * The convergence scenario, scaled down: cold memory fills the budget on
+ * node 0, the hot region sits on node 1 and is read at random by a child;
+ * with the Accessed-bit sampler the hot region ends up on node 0.
+ */
+TEST_F_TIMEOUT(htmm_migrate, converge_abit, 600)
+{
+	size_t hot_len = 24 * MiB, cold_len = 64 * MiB;
+	double t0, share = 0;
+	char *hot, *cold;
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, set_tunable("htmm_sampler", "abit"));
+	ASSERT_EQ(0, set_tunable("htmm_abit_interval_ms", "500"));
+	enable_and_enter(_metadata, &self->c, "48M");
+	cold = place(cold_len, HTMM_FAST_NODE);
+	hot = place(hot_len, HTMM_SLOW_NODE);
+	ASSERT_NE(NULL, cold);
+	ASSERT_NE(NULL, hot);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		/* The reader shares the hot pages (no write: no COW). */
+		unsigned long x = 88172645463325252UL;
+
+		for (;;) {
+			char v;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			v = hot[(x % (hot_len / PAGE_SZ)) * PAGE_SZ];
+			asm volatile("" : : "r" (v));
+		}
+	}
+	t0 = now_s();
+	while (now_s() - t0 < 400) {
+		share = share_on(hot, hot_len, HTMM_FAST_NODE);
+		if (share >= 95)
+			break;
+		usleep(500000);
+	}
+	TH_LOG("abit: %.1f%% of the hot region on node 0 after %.1f s",
+	       share, now_s() - t0);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	EXPECT_LE(95, share);
+	EXPECT_GE(48.0 * MiB, share_on(cold, cold_len, HTMM_FAST_NODE) *
+		  cold_len / 100 + share * hot_len / 100)
+		TH_LOG("the cgroup exceeds its budget on node 0");
+}
+
+/* A checksum over a page, with the generation it was written in. */
+static unsigned long page_sum(const unsigned long *w)
+{
+	unsigned long h = 1469598103934665603UL;
+	size_t i;
+
+	for (i = 0; i < PAGE_SZ / sizeof(*w) - 1; i++)
+		h = (h ^ w[i]) * 1099511628211UL;
+	return h;
+}
+
+static void page_fill(unsigned long *w, unsigned long idx, unsigned long gen)
+{
+	unsigned long x = (idx + 1) * 0x9e3779b97f4a7c15UL ^ gen;
+	size_t i;
+
+	for (i = 0; i < PAGE_SZ / sizeof(*w) - 1; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		w[i] = x;
+	}
+	w[0] = idx;
+	w[1] = gen;
+	w[PAGE_SZ / sizeof(*w) - 1] = page_sum(w);
+}
+
+/* Pages of [p, p+len) whose checksum or index is wrong. */
+static unsigned long bad_pages(char *p, size_t len)
+{
+	unsigned long idx, bad = 0;
+	unsigned long *w;
+
+	for (idx = 0; idx < len / PAGE_SZ; idx++) {
+		w = (unsigned long *)(p + idx * PAGE_SZ);
+		if (w[0] != idx || w[PAGE_SZ / sizeof(*w) - 1] != page_sum(w))
+			bad++;
+	}
+	return bad;
+}
+
+/*
+ * Data integrity under migration churn: max_at_node0 goes up and down,
+ * the hot part moves, a child reads its copy while the parent writes.
+ */
+TEST_F_TIMEOUT(htmm_migrate, churn_integrity, 900)
+{
+	size_t len = 256 * MiB, part = 32 * MiB;
+	static const char * const limits[] = { "16M", "200M", "48M", "max" };
+	unsigned long long promoted, demoted, gen = 1;
+	unsigned long idx, child_bad = 0;
+	int round, status, pipefd[2];
+	pid_t pid;
+	char *p;
+
+	ASSERT_EQ(0, set_tunable("htmm_settle_ms", "0"));
+	enable_and_enter(_metadata, &self->c, "max");
+	p = place(len, HTMM_SLOW_NODE);
+	ASSERT_NE(NULL, p);
+	for (idx = 0; idx < len / PAGE_SZ; idx++)
+		page_fill((unsigned long *)(p + idx * PAGE_SZ), idx, gen);
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		/* Verify the pre-fork copy over and over while it moves. */
+		unsigned long bad = 0;
+		int pass;
+
+		close(pipefd[0]);
+		for (pass = 0; pass < 4; pass++)
+			bad += bad_pages(p, len);
+		if (write(pipefd[1], &bad, sizeof(bad)) != sizeof(bad))
+			_exit(2);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	for (round = 0; round < 8; round++) {
+		char *hotp = p + (round % (len / part)) * part;
+
+		cg_write(_metadata, &self->c, "memory.max_at_node0",
+			 limits[round % 4]);
+		ASSERT_EQ(0, inject_range(hotp, part, 2));
+		/* Rewrite a slice while pages migrate under it. */
+		gen++;
+		for (idx = 0; idx < part / PAGE_SZ; idx += 3)
+			page_fill((unsigned long *)(hotp + idx * PAGE_SZ),
+				  (hotp - p) / PAGE_SZ + idx, gen);
+		usleep(300000);
+	}
+	ASSERT_EQ((ssize_t)sizeof(child_bad),
+		  read(pipefd[0], &child_bad, sizeof(child_bad)));
+	waitpid(pid, &status, 0);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EXPECT_EQ(0UL, child_bad) TH_LOG("child saw corrupt pages");
+	EXPECT_EQ(0UL, bad_pages(p, len)) TH_LOG("corrupt pages");
+	promoted = cg_stat(&self->c, "promoted");
+	demoted = cg_stat(&self->c, "demoted");
+	TH_LOG("promoted %llu, demoted %llu pages during the churn",
+	       promoted, demoted);
+	EXPECT_LT(0ULL, promoted);
+	EXPECT_LT(0ULL, demoted);
+}
+
+TEST_HARNESS_MAIN
