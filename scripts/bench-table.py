@@ -3,8 +3,8 @@
 """Summarise the tiering benchmark: one row per configuration.
 
 Reads DIR/<config>-<run>.txt as written by scripts/guest/bench-tiering.sh
-(and DIR/<config>-<run>.plugin if the ground-truth plugin ran) and prints
-the median and the spread (min-max) over the runs of each figure.
+and DIR/<config>-gt<run>.plugin from the ground-truth plugin runs, and
+prints the median and the spread (min-max) over the runs of each figure.
 """
 import os
 import re
@@ -12,7 +12,16 @@ import statistics
 import sys
 
 ORDER = ["none", "autonuma", "damon", "htmm-abit", "htmm-inject",
-         "htmm-split", "htmm-nosplit"]
+         "htmm-split", "htmm-nosplit", "ceiling"]
+SCENARIOS = ["converge", "skewed", "uniform"]
+
+
+def sort_key(name):
+    """Run names are <config> or <scenario>.<config>."""
+    scen, _, conf = name.rpartition(".")
+    scen = scen or "converge"
+    return (SCENARIOS.index(scen) if scen in SCENARIOS else 99,
+            ORDER.index(conf) if conf in ORDER else 99)
 
 
 def parse_run(path):
@@ -29,8 +38,10 @@ def parse_run(path):
                 for k in ("t50", "t90", "t95", "final"):
                     run[k] = float(kv[k])
                 run["migrated"] = int(kv["migrated"])
+                fph = float(kv.get("fast_per_hot", "0"))
+                run["fast_per_hot"] = fph if fph > 0 else None
             elif w[:2] == ["bench", "config"]:
-                kv = dict(zip(w[2::2], w[3::2]))
+                kv = dict(zip(w[3::2], w[4::2]))
                 run["pages"] = (int(kv["cold"]) + int(kv["hot"])) * 256
                 run["seconds"] = int(kv["seconds"])
             elif w[:2] == ["bench", "kthread_ms"]:
@@ -44,9 +55,8 @@ def parse_run(path):
     end = ts[-1]
     start = max((t for t in ts if t <= end - 10), default=ts[0])
     run["late"] = 100.0 * (run["t"][end][1] - run["t"][start][1]) / run["pages"]
-    plugin = path[:-4] + ".plugin"
-    if os.path.exists(plugin):
-        run["fastshare"] = parse_plugin(plugin)
+    # Did it hold? The lowest share over the second half of the run.
+    run["held"] = min(run["t"][t][0] for t in ts if t >= end / 2)
     return run
 
 
@@ -77,8 +87,17 @@ def fmt(values, unit="", prec=1):
 def main():
     d = sys.argv[1]
     runs = {}
+    gt = {}
     bad = []
     for name in sorted(os.listdir(d)):
+        m = re.match(r"(.+)-gt\d+\.plugin$", name)
+        if m:
+            share = parse_plugin(os.path.join(d, name))
+            if share is None:
+                bad.append(name)
+            else:
+                gt.setdefault(m.group(1), []).append(share)
+            continue
         m = re.match(r"(.+)-(\d+)\.txt$", name)
         if not m:
             continue
@@ -88,18 +107,21 @@ def main():
             continue
         runs.setdefault(m.group(1), []).append(r)
     cols = ["config", "runs", "t50 s", "t90 s", "t95 s", "hot on node0 at end %",
+            "lowest in 2nd half %",
             "migrated pages", "last 10 s migr. %", "kthread CPU ms",
-            "fast-node access share %"]
+            "fast MiB per hot MiB", "fast-node access share %"]
     rows = []
-    for c in sorted(runs, key=lambda c: ORDER.index(c) if c in ORDER else 99):
+    for c in sorted(runs, key=sort_key):
         rs = runs[c]
         rows.append([c, str(len(rs)),
                      fmt([r["t50"] for r in rs]), fmt([r["t90"] for r in rs]),
                      fmt([r["t95"] for r in rs]), fmt([r["final"] for r in rs]),
+                     fmt([r["held"] for r in rs]),
                      fmt([r["migrated"] for r in rs], prec=0),
                      fmt([r["late"] for r in rs], prec=2),
                      fmt([r["kthread_ms"] for r in rs], prec=0),
-                     fmt([r.get("fastshare") for r in rs])])
+                     fmt([r["fast_per_hot"] for r in rs]),
+                     fmt(gt.get(c, []))])
     widths = [max(len(x[i]) for x in rows + [cols]) for i in range(len(cols))]
     print("median (min-max) over runs; 'never': not reached in most runs")
     print(" | ".join(c.ljust(w) for c, w in zip(cols, widths)))

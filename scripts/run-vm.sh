@@ -13,11 +13,12 @@
 #   --console FILE           log the console there (default: stdout only)
 #   --results FILE           second serial port (ttyS1) to FILE
 #   --timeout SEC            kill the guest after SEC seconds (exit 124)
+#   --plugin SPEC            load a TCG plugin: "file.so,arg=value,..."
 #   --interactive            console on this terminal (Ctrl-A X quits)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-kernel= initrd= append= console= results= timeout=0 interactive=0
+kernel= initrd= append= console= results= timeout=0 interactive=0 plugin=
 fast=${FAST_MB:-512} slow=${SLOW_MB:-2048} cpus=2
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -30,6 +31,7 @@ while [ $# -gt 0 ]; do
 	--console) console=$2; shift ;;
 	--results) results=$2; shift ;;
 	--timeout) timeout=$2; shift ;;
+	--plugin) plugin=$2; shift ;;
 	--interactive) interactive=1 ;;
 	*) die "run-vm.sh: unknown option $1" ;;
 	esac
@@ -57,6 +59,7 @@ args=(
 	-append "console=ttyS0 panic=-1 oops=panic $append"
 	-no-reboot -display none -nodefaults
 )
+[ -n "$plugin" ] && args+=(-plugin "$plugin")
 if [ "$interactive" = 1 ]; then
 	exec qemu-system-x86_64 "${args[@]}" -serial mon:stdio
 fi

@@ -17,7 +17,21 @@ struct folio;
 struct htmm_memcg;
 struct mem_cgroup;
 struct mm_struct;
+struct page;
 struct page_ext_operations;
+
+/**
+ * struct htmm_collapse - What khugepaged learns about a range from htmm.
+ * @n: Samples on the range's pages.
+ * @sumsq: Sum of the squares of the pages' sample counts.
+ * @split: Some page of the range is part of a huge page that htmm split
+ *	less than htmm_split_cooldown_ms ago.
+ */
+struct htmm_collapse {
+	u64 n;
+	u64 sumsq;
+	bool split;
+};
 
 #ifdef CONFIG_HTMM
 
@@ -32,6 +46,36 @@ void htmm_uncharge_folio(struct folio *folio, struct mem_cgroup *memcg);
 void htmm_migrate_folio(struct folio *old, struct folio *new,
 			struct mem_cgroup *memcg);
 void htmm_split_folio(struct folio *folio, unsigned int new_order);
+void __htmm_collapse_note(struct htmm_collapse *hc, struct page *page);
+bool __htmm_collapse_allowed(const struct htmm_collapse *hc);
+
+/**
+ * htmm_collapse_note - khugepaged looks at a page of a range to collapse.
+ * @hc: The range's state, zeroed before the first page.
+ * @page: The page.
+ *
+ * Context: Under the page table lock.
+ */
+static inline void htmm_collapse_note(struct htmm_collapse *hc,
+				      struct page *page)
+{
+	if (static_branch_unlikely(&htmm_meta_key))
+		__htmm_collapse_note(hc, page);
+}
+
+/**
+ * htmm_collapse_allowed - May khugepaged collapse the range?
+ * @hc: What htmm_collapse_note() gathered for every page of the range.
+ *
+ * A range that htmm split stays split during htmm_split_cooldown_ms,
+ * unless its accesses now look uniform.
+ *
+ * Return: true if htmm has no objection.
+ */
+static inline bool htmm_collapse_allowed(const struct htmm_collapse *hc)
+{
+	return !hc->split || __htmm_collapse_allowed(hc);
+}
 
 /**
  * htmm_uncharge - A folio is uncharged (freed): drop its access metadata.
@@ -139,6 +183,16 @@ static inline void htmm_migrate(struct folio *old, struct folio *new,
 
 static inline void htmm_split(struct folio *folio, unsigned int new_order)
 {
+}
+
+static inline void htmm_collapse_note(struct htmm_collapse *hc,
+				      struct page *page)
+{
+}
+
+static inline bool htmm_collapse_allowed(const struct htmm_collapse *hc)
+{
+	return true;
 }
 
 #endif /* CONFIG_HTMM */

@@ -55,6 +55,7 @@ int htmm_memcg_set_enabled(struct mem_cgroup *memcg, bool enable)
 		if (err)
 			goto out;
 		if (htmm_nr_enabled == 0) {
+			htmm_latency_from_firmware();
 			err = htmm_sampler_start();
 			if (err)
 				goto out;

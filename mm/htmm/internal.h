@@ -10,6 +10,7 @@
 #include <linux/memcontrol.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/nodemask.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 
@@ -47,6 +48,9 @@ struct htmm_params {
 	unsigned int promotion_wmark;		/* per mille of the budget */
 	unsigned int demotion_wmark;		/* per mille of the budget */
 	unsigned int settle_ms;			/* no move back before this */
+	unsigned int fast_latency_ns;		/* fast tier access latency */
+	unsigned int slow_latency_ns;		/* slow tier access latency */
+	unsigned int split_cooldown_ms;		/* no re-collapse before this */
 };
 
 enum htmm_sampler {
@@ -71,6 +75,7 @@ enum htmm_mode {
 };
 
 extern struct htmm_params htmm_params;
+extern bool htmm_latency_user_set;
 
 /* Kinds of access samples. */
 enum htmm_kind {
@@ -116,6 +121,8 @@ struct htmm_meta {
 #define HTMM_META_QUEUED	0x01	/* on its cgroup's promotion queue */
 #define HTMM_META_PROMOTED	0x02	/* last moved by htmm up a tier */
 #define HTMM_META_DEMOTED	0x04	/* last moved by htmm down a tier */
+#define HTMM_META_SEEN		0x08	/* huge page on the split candidates */
+#define HTMM_META_SPLIT		0x10	/* split by htmm (at @mtime) */
 #define HTMM_MTIME_MS		100
 
 /* Why kmigraterd left a page where it is. */
@@ -139,6 +146,10 @@ extern const char * const htmm_skip_names[HTMM_NR_SKIPS];
 #define HTMM_CAND_ENTRY(pfn, order)	(((pfn) << HTMM_CAND_SHIFT) | (order))
 #define HTMM_CAND_PFN(e)	((e) >> HTMM_CAND_SHIFT)
 #define HTMM_CAND_ORDER(e)	((e) & ((1UL << HTMM_CAND_SHIFT) - 1))
+/* Sampled huge pages since the last split round: PFNs, under hm->lock. */
+#define HTMM_THP_RING		4096
+/* Skew classes: 0 (unknown or uniform) to log2(HPAGE_PMD_NR) + 1. */
+#define HTMM_NR_SKEW		16
 
 /*
  * Per memory cgroup state, hanging off mem_cgroup->htmm.  It is allocated
@@ -176,6 +187,23 @@ struct htmm_memcg {
 	u64 nr_demoted;
 	u64 nr_migrate_failed;
 	u64 nr_skipped[HTMM_NR_SKIPS];
+	unsigned long *thp_ring;	/* HTMM_THP_RING PFNs, or NULL */
+	unsigned int thp_head;
+	unsigned int thp_len;
+	bool split_due;			/* a cooling asks for a split round */
+	bool split_stopped;		/* the last round gained nothing */
+	u32 split_last_share;		/* hit share before the last round */
+	u64 split_last_nr;		/* huge pages split in the last round */
+	int split_stop_gap;		/* hit share gap when it stopped */
+	u32 split_now_share;		/* hit share at the last round */
+	u32 split_split_share;		/* ... as if every huge page split */
+	u64 split_last_skewed;		/* splittable huge pages seen */
+	u64 split_last_wanted;		/* huge pages the round chose */
+	u64 nr_split_rounds;
+	u64 nr_split_requested;
+	u64 nr_split_done;
+	u64 nr_split_failed;
+	u64 skew_hist[HTMM_NR_SKEW];	/* huge pages seen in the last round */
 
 	/* On htmm_enabled_list while enabled; under htmm_list_lock. */
 	struct list_head node;
@@ -235,6 +263,11 @@ struct htmm_page_info {
 int htmm_page_info(struct page *page, struct htmm_page_info *info);
 int htmm_folio_mark(struct folio *folio, struct mem_cgroup *memcg,
 		    unsigned int set, unsigned int clear);
+void htmm_folio_queue(struct folio *folio, struct mem_cgroup *memcg);
+void htmm_pfn_clear_flag_locked(struct htmm_memcg *hm,
+				struct mem_cgroup *memcg, unsigned long pfn,
+				unsigned int flag);
+int htmm_folio_skew(struct folio *folio, struct mem_cgroup *memcg);
 void htmm_memcg_adapt(struct mem_cgroup *memcg);
 void htmm_memcg_refresh(struct mem_cgroup *memcg);
 void htmm_memcg_stat(struct mem_cgroup *memcg, struct seq_file *m);
@@ -248,6 +281,18 @@ void htmm_migrate_stop(void);
 void htmm_migrate_wake(void);
 int htmm_memcg_cand_alloc(struct htmm_memcg *hm);
 void htmm_migrate_stat(struct htmm_memcg *hm, struct seq_file *m);
+struct folio *htmm_get_folio(unsigned long pfn);
+bool htmm_folio_in(struct folio *folio, struct mem_cgroup *memcg);
+enum htmm_skip htmm_isolate(struct folio *folio, struct list_head *list);
+void htmm_count_skip(struct htmm_memcg *hm, enum htmm_skip why, long nr);
+unsigned long htmm_migrate_list(struct mem_cgroup *memcg,
+				struct list_head *list, int src_nid, int nid,
+				nodemask_t *allowed, bool up);
+
+/* split.c: splitting skewed huge pages */
+void htmm_split_round(struct mem_cgroup *memcg);
+void htmm_split_stat(struct htmm_memcg *hm, struct seq_file *m);
+void htmm_latency_from_firmware(void);
 
 /*
  * Enabled cgroups.  Changed under htmm_lock and htmm_list_lock; walked

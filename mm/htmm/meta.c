@@ -13,6 +13,7 @@
  */
 #define pr_fmt(fmt) "htmm: " fmt
 
+#include <linux/htmm.h>
 #include <linux/memcontrol.h>
 #include <linux/memory-tiers.h>
 #include <linux/mm.h>
@@ -171,6 +172,8 @@ static void htmm_cool_locked(struct mem_cgroup *memcg, struct htmm_memcg *hm)
 	htmm_hist_cool(&hm->hist_split, 1);
 	hm->samples_since_cool = 0;
 	hm->usage_at_cool = page_counter_read(&memcg->memory);
+	if (!(hm->epoch % READ_ONCE(htmm_params.split_period)))
+		hm->split_due = true;
 	count_vm_event(HTMM_NR_COOLING);
 	trace_htmm_cooling(mem_cgroup_id(memcg), hm->epoch);
 	htmm_adapt_locked(memcg, hm);
@@ -206,6 +209,9 @@ void htmm_memcg_adapt(struct mem_cgroup *memcg)
 
 	spin_lock_irqsave(&hm->lock, flags);
 	htmm_adapt_locked(memcg, hm);
+	/* A new budget: splitting may pay again. */
+	hm->split_stopped = false;
+	hm->split_last_nr = 0;
 	spin_unlock_irqrestore(&hm->lock, flags);
 }
 
@@ -288,9 +294,29 @@ static void htmm_folio_stop(struct htmm_memcg *hm, struct folio *folio,
 	memset(head, 0, sizeof(*head));
 }
 
-/* Caller holds hm->lock; @folio is charged to the cgroup with id @id. */
+/*
+ * Remember a sampled huge page for the next split round.  Caller holds
+ * hm->lock; @h is the folio's head metadata.
+ */
+static void htmm_thp_seen_locked(struct htmm_memcg *hm, struct folio *folio,
+				 struct htmm_meta *h)
+{
+	if (!hm->thp_ring || (h->flags & HTMM_META_SEEN) ||
+	    hm->thp_len == HTMM_THP_RING)
+		return;
+	hm->thp_ring[(hm->thp_head + hm->thp_len) % HTMM_THP_RING] =
+		folio_pfn(folio);
+	hm->thp_len++;
+	h->flags |= HTMM_META_SEEN;
+}
+
+/*
+ * Caller holds hm->lock; @folio is charged to the cgroup with id @id.
+ * A @coarse sample says the folio was accessed, not which of its pages
+ * (the Accessed bit of a huge page's PMD): only the folio count moves.
+ */
 static void htmm_account(struct mem_cgroup *memcg, struct htmm_memcg *hm,
-			 struct folio *folio, struct page *page)
+			 struct folio *folio, struct page *page, bool coarse)
 {
 	unsigned short id = mem_cgroup_id(memcg);
 	long nr = folio_nr_pages(folio);
@@ -312,9 +338,11 @@ static void htmm_account(struct mem_cgroup *memcg, struct htmm_memcg *hm,
 		bin = htmm_bin(htmm_units(h->hcount, nr));
 		htmm_hist_move(hm, &hm->hist, cur, bin, nr);
 		h->hbin = bin;
+		if (!coarse)
+			htmm_thp_seen_locked(hm, folio, h);
 	}
 
-	m = page == &folio->page ? h : htmm_meta_get(page, &ext);
+	m = coarse ? NULL : page == &folio->page ? h : htmm_meta_get(page, &ext);
 	if (m) {
 		d = (u16)(hm->epoch - m->epoch);
 		cur = htmm_bin_cool(m->bin, d);
@@ -369,7 +397,8 @@ int htmm_ingest_page(struct page *page, enum htmm_kind kind,
 	spin_lock_irqsave(&hm->lock, flags);
 	/* Recheck under the lock: migration may have moved the charge. */
 	if (folio_memcg(folio) == memcg) {
-		htmm_account(memcg, hm, folio, page);
+		htmm_account(memcg, hm, folio, page,
+			     kind == HTMM_ACCESS && folio_test_large(folio));
 		hm->nr_samples[kind]++;
 		hm->nr_samples_src[src]++;
 		if (++hm->samples_since_cool >= READ_ONCE(htmm_params.cooling_period))
@@ -539,7 +568,8 @@ int htmm_folio_mark(struct folio *folio, struct mem_cgroup *memcg,
 	spin_lock_irqsave(&hm->lock, flags);
 	if (h->memcg_id == mem_cgroup_id(memcg)) {
 		h->flags = (h->flags & ~clear) | set;
-		if (set & (HTMM_META_PROMOTED | HTMM_META_DEMOTED)) {
+		if (set & (HTMM_META_PROMOTED | HTMM_META_DEMOTED |
+			   HTMM_META_SPLIT)) {
 			h->mbin = htmm_bin_cool(folio_test_large(folio) ?
 						h->hbin : h->bin,
 						(u16)(hm->epoch -
@@ -551,6 +581,110 @@ int htmm_folio_mark(struct folio *folio, struct mem_cgroup *memcg,
 	}
 	spin_unlock_irqrestore(&hm->lock, flags);
 	page_ext_put(ext);
+	return ret;
+}
+
+/**
+ * htmm_pfn_clear_flag_locked - Clear a flag of the folio a queue named.
+ * @hm: The cgroup's htmm state; the caller holds hm->lock.
+ * @memcg: The cgroup.
+ * @pfn: A PFN taken off one of the cgroup's queues.
+ * @flag: HTMM_META_QUEUED or HTMM_META_SEEN.
+ *
+ * Done for every entry taken off a queue, whatever became of its folio,
+ * so that a folio is never left marked as queued when it is not.
+ */
+void htmm_pfn_clear_flag_locked(struct htmm_memcg *hm,
+				struct mem_cgroup *memcg, unsigned long pfn,
+				unsigned int flag)
+{
+	struct page *page = pfn_to_online_page(pfn);
+	struct page_ext *ext;
+	struct htmm_meta *m;
+
+	lockdep_assert_held(&hm->lock);
+	if (!page)
+		return;
+	m = htmm_meta_get(page, &ext);
+	if (!m)
+		return;
+	/* Only metadata accounted here is under our lock. */
+	if (READ_ONCE(m->memcg_id) == mem_cgroup_id(memcg))
+		m->flags &= ~flag;
+	page_ext_put(ext);
+}
+
+/**
+ * htmm_folio_queue - Queue a folio for promotion if it is hot and slow.
+ * @folio: The folio; the caller holds a reference.
+ * @memcg: The cgroup it is expected to be accounted in.
+ */
+void htmm_folio_queue(struct folio *folio, struct mem_cgroup *memcg)
+{
+	struct htmm_memcg *hm = htmm_memcg(memcg);
+	struct page_ext *ext;
+	struct htmm_meta *h;
+	unsigned long flags;
+	unsigned int bin;
+
+	h = htmm_meta_get(&folio->page, &ext);
+	if (!h)
+		return;
+	spin_lock_irqsave(&hm->lock, flags);
+	if (h->memcg_id == mem_cgroup_id(memcg)) {
+		if (folio_test_large(folio))
+			bin = htmm_bin_cool(h->hbin, (u16)(hm->epoch - h->hepoch));
+		else
+			bin = htmm_bin_cool(h->bin, (u16)(hm->epoch - h->epoch));
+		htmm_queue_locked(hm, folio, h, bin);
+	}
+	spin_unlock_irqrestore(&hm->lock, flags);
+	page_ext_put(ext);
+}
+
+/**
+ * htmm_folio_skew - The skew class of a large folio's accesses.
+ * @folio: The folio; the caller holds a reference.
+ * @memcg: The cgroup it is expected to be accounted in.
+ *
+ * Also lets the folio be remembered again for the next split round.
+ *
+ * Return: The class (see htmm_skew_class()), or -ENODEV if the folio is
+ * not accounted in @memcg.
+ */
+int htmm_folio_skew(struct folio *folio, struct mem_cgroup *memcg)
+{
+	struct htmm_memcg *hm = htmm_memcg(memcg);
+	long i, nr = folio_nr_pages(folio);
+	struct page_ext *hext, *ext;
+	struct htmm_meta *h, *m;
+	u64 n = 0, sumsq = 0, c;
+	unsigned long flags;
+	int ret = -ENODEV;
+
+	h = htmm_meta_get(&folio->page, &hext);
+	if (!h)
+		return ret;
+	spin_lock_irqsave(&hm->lock, flags);
+	if (h->memcg_id != mem_cgroup_id(memcg))
+		goto out;
+	h->flags &= ~HTMM_META_SEEN;
+	for (i = 0; i < nr; i++) {
+		m = i ? htmm_meta_get(folio_page(folio, i), &ext) : h;
+		if (!m)
+			continue;
+		c = min_t(u64, htmm_count_cool(m->count,
+					       (u16)(hm->epoch - m->epoch)),
+			  1U << 16);
+		n += c;
+		sumsq += c * c;
+		if (i)
+			page_ext_put(ext);
+	}
+	ret = htmm_skew_class(n, sumsq, nr);
+out:
+	spin_unlock_irqrestore(&hm->lock, flags);
+	page_ext_put(hext);
 	return ret;
 }
 
@@ -619,8 +753,8 @@ void htmm_migrate_folio(struct folio *old, struct folio *new,
 		n = htmm_meta_get(folio_page(new, i), &next);
 		if (o && n) {
 			*n = *o;
-			/* The queue holds the old PFN: let it queue again. */
-			n->flags &= ~HTMM_META_QUEUED;
+			/* The queues hold the old PFN: let it queue again. */
+			n->flags &= ~(HTMM_META_QUEUED | HTMM_META_SEEN);
 			memset(o, 0, sizeof(*o));
 		}
 		if (n)
@@ -678,7 +812,8 @@ void htmm_split_folio(struct folio *folio, unsigned int new_order)
 		m->hbin = 0;
 		if (i) {
 			/* Each part remembers how the folio last moved. */
-			m->flags = h->flags & ~HTMM_META_QUEUED;
+			m->flags = h->flags & ~(HTMM_META_QUEUED |
+						HTMM_META_SEEN);
 			m->mbin = h->mbin;
 			m->mtime = h->mtime;
 		}
@@ -688,6 +823,55 @@ void htmm_split_folio(struct folio *folio, unsigned int new_order)
 out:
 	spin_unlock_irqrestore(&hm->lock, flags);
 	page_ext_put(ext);
+}
+
+/**
+ * __htmm_collapse_note - Gather htmm's view of a page khugepaged looks at.
+ * @hc: The range's state.
+ * @page: The page.
+ *
+ * Reads the metadata without the cgroup lock: the answer is a heuristic.
+ */
+void __htmm_collapse_note(struct htmm_collapse *hc, struct page *page)
+{
+	unsigned int cooldown = READ_ONCE(htmm_params.split_cooldown_ms);
+	struct page_ext *ext;
+	struct htmm_meta *m;
+	u64 c;
+
+	m = htmm_meta_get(page, &ext);
+	if (!m)
+		return;
+	if (READ_ONCE(m->memcg_id)) {
+		unsigned int age = (u16)(htmm_mtime_now() - READ_ONCE(m->mtime));
+
+		if ((READ_ONCE(m->flags) & HTMM_META_SPLIT) &&
+		    age * HTMM_MTIME_MS < cooldown)
+			hc->split = true;
+		c = min_t(u64, READ_ONCE(m->count), 1U << 16);
+		hc->n += c;
+		hc->sumsq += c * c;
+	}
+	page_ext_put(ext);
+}
+
+/**
+ * __htmm_collapse_allowed - May a range that htmm split collapse again?
+ * @hc: What __htmm_collapse_note() gathered for the range.
+ *
+ * Only if splitting is off, or if the range has at least as many samples
+ * as pages and their spread is below the splittable skew classes.
+ *
+ * Return: true to let khugepaged go on.
+ */
+bool __htmm_collapse_allowed(const struct htmm_collapse *hc)
+{
+	unsigned int thres = READ_ONCE(htmm_params.thres_split);
+
+	if (!thres)
+		return true;
+	return hc->n >= HPAGE_PMD_NR &&
+	       htmm_skew_class(hc->n, hc->sumsq, HPAGE_PMD_NR) < thres;
 }
 
 static void htmm_seq_bin(struct seq_file *m, const char *key, unsigned int bin)
@@ -735,6 +919,7 @@ void htmm_memcg_stat(struct mem_cgroup *memcg, struct seq_file *m)
 	seq_printf(m, "cooling_epoch %u\n", epoch);
 	seq_printf(m, "accounting_repairs %llu\n", unacc);
 	htmm_migrate_stat(hm, m);
+	htmm_split_stat(hm, m);
 	for (b = 0; b < HTMM_NR_BINS; b++)
 		seq_printf(m, "hist_%u %llu\n", b, hist.nr_pages[b]);
 	for (b = 0; b < HTMM_NR_BINS; b++)

@@ -160,7 +160,7 @@ static void htmm_refill(struct htmm_migrater *m)
 }
 
 /* Take a reference on the folio at @pfn, if it is an LRU folio now. */
-static struct folio *htmm_get_folio(unsigned long pfn)
+struct folio *htmm_get_folio(unsigned long pfn)
 {
 	struct page *page = pfn_to_online_page(pfn);
 	struct folio *folio;
@@ -177,7 +177,7 @@ static struct folio *htmm_get_folio(unsigned long pfn)
 	return folio;
 }
 
-static bool htmm_folio_in(struct folio *folio, struct mem_cgroup *memcg)
+bool htmm_folio_in(struct folio *folio, struct mem_cgroup *memcg)
 {
 	bool ret;
 
@@ -204,8 +204,7 @@ static bool htmm_settling(const struct htmm_page_info *info, bool up)
 	return info->folio_bin + 1 >= info->mbin;
 }
 
-static void htmm_count_skip(struct htmm_memcg *hm, enum htmm_skip why,
-			    long nr)
+void htmm_count_skip(struct htmm_memcg *hm, enum htmm_skip why, long nr)
 {
 	unsigned long flags;
 
@@ -219,7 +218,7 @@ static void htmm_count_skip(struct htmm_memcg *hm, enum htmm_skip why,
  * Isolate @folio, on which the caller holds a reference, for migration.
  * Return: HTMM_NR_SKIPS if it went on @list, else why it was skipped.
  */
-static enum htmm_skip htmm_isolate(struct folio *folio, struct list_head *list)
+enum htmm_skip htmm_isolate(struct folio *folio, struct list_head *list)
 {
 	struct address_space *mapping;
 
@@ -276,9 +275,9 @@ static struct folio *htmm_alloc_demote(struct folio *src, unsigned long private)
  * from several nodes.  Failed folios go back to the LRU with their
  * migration mark cleared.  Return: pages migrated.
  */
-static unsigned long htmm_migrate_list(struct mem_cgroup *memcg,
-				       struct list_head *list, int src_nid,
-				       int nid, nodemask_t *allowed, bool up)
+unsigned long htmm_migrate_list(struct mem_cgroup *memcg,
+				struct list_head *list, int src_nid, int nid,
+				nodemask_t *allowed, bool up)
 {
 	struct htmm_memcg *hm = htmm_memcg(memcg);
 	struct migration_target_control mtc = {
@@ -337,10 +336,11 @@ static unsigned long htmm_migrate_list(struct mem_cgroup *memcg,
 	return nr_succeeded;
 }
 
-/* Pop up to @max queued candidates of @hm.  Return: how many. */
-static unsigned int htmm_cand_pop(struct htmm_memcg *hm, unsigned long *pfns,
-				  unsigned int max)
+/* Pop up to @max queued candidates of @memcg.  Return: how many. */
+static unsigned int htmm_cand_pop(struct mem_cgroup *memcg,
+				  unsigned long *pfns, unsigned int max)
 {
+	struct htmm_memcg *hm = htmm_memcg(memcg);
 	unsigned long flags, e;
 	unsigned int n = 0;
 
@@ -351,7 +351,9 @@ static unsigned int htmm_cand_pop(struct htmm_memcg *hm, unsigned long *pfns,
 		hm->cand_len--;
 		hm->cand_pages -= min_t(u64, hm->cand_pages,
 					1UL << HTMM_CAND_ORDER(e));
-		pfns[n++] = HTMM_CAND_PFN(e);
+		pfns[n] = HTMM_CAND_PFN(e);
+		htmm_pfn_clear_flag_locked(hm, memcg, pfns[n++],
+					   HTMM_META_QUEUED);
 	}
 	spin_unlock_irqrestore(&hm->lock, flags);
 	return n;
@@ -375,8 +377,8 @@ static void htmm_promote_memcg(struct htmm_migrater *m,
 
 	room = min(htmm_promote_room(memcg, m->nid), m->tokens);
 	while (room && !kthread_should_stop()) {
-		n = htmm_cand_pop(hm, pfns, min_t(unsigned long, room,
-						  HTMM_BATCH));
+		n = htmm_cand_pop(memcg, pfns, min_t(unsigned long, room,
+						     HTMM_BATCH));
 		if (!n)
 			break;
 		nr = 0;
@@ -384,7 +386,6 @@ static void htmm_promote_memcg(struct htmm_migrater *m,
 			folio = htmm_get_folio(pfns[i]);
 			if (!folio)
 				continue;
-			htmm_folio_mark(folio, memcg, 0, HTMM_META_QUEUED);
 			if (!htmm_folio_in(folio, memcg) ||
 			    htmm_node_is_fast(folio_nid(folio)) ||
 			    htmm_page_info(&folio->page, &info) || !info.hot ||
@@ -428,7 +429,11 @@ static void htmm_promote(struct htmm_migrater *m)
 		return;
 	while ((memcg = mem_cgroup_iter(NULL, memcg, NULL))) {
 		hm = htmm_memcg(memcg);
-		if (hm && READ_ONCE(hm->enabled) && READ_ONCE(hm->cand_len))
+		if (!hm || !READ_ONCE(hm->enabled))
+			continue;
+		if (READ_ONCE(hm->split_due))
+			htmm_split_round(memcg);
+		if (READ_ONCE(hm->cand_len))
 			htmm_promote_memcg(m, memcg);
 		if (!m->tokens || kthread_should_stop()) {
 			mem_cgroup_iter_break(NULL, memcg);
@@ -773,7 +778,7 @@ void htmm_migrate_wake(void)
 }
 
 /**
- * htmm_memcg_cand_alloc - Give a cgroup its promotion queue.
+ * htmm_memcg_cand_alloc - Give a cgroup its promotion and split queues.
  * @hm: The cgroup's htmm state.
  *
  * Context: Process context, htmm_lock held.
@@ -786,11 +791,14 @@ int htmm_memcg_cand_alloc(struct htmm_memcg *hm)
 	lockdep_assert_held(&htmm_lock);
 	if (hm->cand)
 		return 0;
-	cand = kvcalloc(HTMM_CAND_SIZE, sizeof(*cand), GFP_KERNEL);
+	/* One block: the promotion queue, then the split candidates. */
+	cand = kvcalloc(HTMM_CAND_SIZE + HTMM_THP_RING, sizeof(*cand),
+			GFP_KERNEL);
 	if (!cand)
 		return -ENOMEM;
 	spin_lock_irqsave(&hm->lock, flags);
 	hm->cand = cand;
+	hm->thp_ring = cand + HTMM_CAND_SIZE;
 	spin_unlock_irqrestore(&hm->lock, flags);
 	return 0;
 }

@@ -4,6 +4,10 @@
  */
 #include "policy.h"
 
+#ifdef __KERNEL__
+#include <linux/math64.h>
+#endif
+
 /**
  * htmm_units - Access density of a page in histogram units.
  * @count: Samples on the page.
@@ -192,4 +196,101 @@ void htmm_thresholds(const struct htmm_hist *h, u64 capacity,
 	if (!nowarm && hot != HTMM_BIN_NONE && hot > 0 &&
 	    sum < capacity - capacity / 4)
 		t->warm = hot - 1;
+}
+
+/* a / b; the kernel needs div64_u64() on 32-bit machines. */
+static u64 htmm_div(u64 a, u64 b)
+{
+#ifdef __KERNEL__
+	return div64_u64(a, b);
+#else
+	return a / b;
+#endif
+}
+
+/* Typical density (units) of a page in @bin: the middle of its range. */
+static u64 htmm_bin_weight(unsigned int bin)
+{
+	return bin ? (3ULL << bin) / 2 - 1 : 0;
+}
+
+/**
+ * htmm_hit_permille - Share of accesses the fast tier would serve.
+ * @h: The histogram.
+ * @capacity: Pages the fast tier holds.
+ *
+ * The densest pages are placed in the fast tier first, whole bins while
+ * they fit and then part of the next one; a page weighs the typical
+ * density of its bin.  Comparing the split histogram with the folio one
+ * tells how much splitting huge pages would gain.
+ *
+ * Return: The share in per mille; 0 for a histogram without samples.
+ */
+u32 htmm_hit_permille(const struct htmm_hist *h, u64 capacity)
+{
+	u64 hit = 0, total = 0, left = capacity, take;
+	unsigned int b = HTMM_NR_BINS;
+
+	while (b-- > 0) {
+		take = h->nr_pages[b] < left ? h->nr_pages[b] : left;
+		hit += take * htmm_bin_weight(b);
+		total += h->nr_pages[b] * htmm_bin_weight(b);
+		left -= take;
+	}
+	return total ? (u32)htmm_div(hit * 1000, total) : 0;
+}
+
+/**
+ * htmm_skew_class - How concentrated the accesses of a huge page are.
+ * @n: Samples on the huge page (the sum of its subpage counts).
+ * @sumsq: The sum of the squares of its subpage counts.
+ * @nr: Its number of subpages.
+ *
+ * nr * (sumsq - n) / (n * (n - 1)) estimates nr times the sum of the
+ * squared access probabilities of the subpages, without the bias of a
+ * small sample: about 1 when every subpage is accessed alike, @nr when one
+ * subpage takes all accesses.  Callers keep @n below 2^25.
+ *
+ * Return: 0 with fewer than two samples or when the estimate is below 1,
+ * else its log2 plus one: 1 for uniform accesses up to log2(@nr) + 1.
+ */
+unsigned int htmm_skew_class(u64 n, u64 sumsq, unsigned int nr)
+{
+	u64 ratio;
+	unsigned int class = 0;
+
+	if (n < 2 || sumsq <= n)
+		return 0;
+	ratio = htmm_div((u64)nr * (sumsq - n), n * (n - 1));
+	while (ratio) {
+		class++;
+		ratio >>= 1;
+	}
+	return class;
+}
+
+/**
+ * htmm_split_count - How many skewed huge pages to split in one round.
+ * @nr_skewed: Huge pages whose skew class allows a split.
+ * @gap_permille: Hit share with base pages minus hit share now.
+ * @gamma: Aggressiveness, in tenths.
+ * @fast_ns: Access latency of the fast tier.
+ * @slow_ns: Access latency of the slow tier.
+ *
+ * The fraction split is gap * gamma * (slow - fast) / fast, at most all.
+ *
+ * Return: The number, rounded up; 0 without a gap or a latency gap.
+ */
+u64 htmm_split_count(u64 nr_skewed, int gap_permille, unsigned int gamma,
+		     u32 fast_ns, u32 slow_ns)
+{
+	u64 num, den;
+
+	if (gap_permille <= 0 || !gamma || !fast_ns || slow_ns <= fast_ns)
+		return 0;
+	num = (u64)gap_permille * gamma * (slow_ns - fast_ns);
+	den = 1000ULL * 10 * fast_ns;
+	if (num >= den)
+		return nr_skewed;
+	return htmm_div(nr_skewed * num + den - 1, den);
 }

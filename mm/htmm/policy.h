@@ -48,5 +48,9 @@ u64 htmm_hist_total(const struct htmm_hist *h);
 void htmm_thresholds(const struct htmm_hist *h, u64 capacity,
 		     unsigned int floor, bool nowarm,
 		     struct htmm_thresholds *t);
+u32 htmm_hit_permille(const struct htmm_hist *h, u64 capacity);
+unsigned int htmm_skew_class(u64 n, u64 sumsq, unsigned int nr);
+u64 htmm_split_count(u64 nr_skewed, int gap_permille, unsigned int gamma,
+		     u32 fast_ns, u32 slow_ns);
 
 #endif /* _MM_HTMM_POLICY_H */

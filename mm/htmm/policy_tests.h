@@ -171,6 +171,53 @@ static void pt_thresholds_zero_budget(struct htmm_ptest *t)
 	PT_EXPECT_EQ(t, th.hot_pages, 0);
 }
 
+static void pt_hit_share(struct htmm_ptest *t)
+{
+	struct htmm_hist h = { { 0 } };
+
+	PT_EXPECT_EQ(t, htmm_hit_permille(&h, 100), 0);
+	h.nr_pages[10] = 100;
+	PT_EXPECT_EQ(t, htmm_hit_permille(&h, 100), 1000);
+	PT_EXPECT_EQ(t, htmm_hit_permille(&h, 50), 500);
+	PT_EXPECT_EQ(t, htmm_hit_permille(&h, 0), 0);
+	/* Dense pages first: 10 pages of bin 12 take most of the weight. */
+	h.nr_pages[12] = 10;
+	PT_EXPECT(t, htmm_hit_permille(&h, 10) > 250);
+	PT_EXPECT(t, htmm_hit_permille(&h, 10) < 300);
+	/* Pages never sampled (bin 0) weigh nothing. */
+	h.nr_pages[0] = 1000000;
+	PT_EXPECT_EQ(t, htmm_hit_permille(&h, 110), 1000);
+}
+
+static void pt_skew_class(struct htmm_ptest *t)
+{
+	/* One sample tells nothing. */
+	PT_EXPECT_EQ(t, htmm_skew_class(1, 1, 512), 0);
+	/* 512 samples on 512 subpages, one each: uniform. */
+	PT_EXPECT_EQ(t, htmm_skew_class(512, 512, 512), 0);
+	/* Two samples on each subpage: more even than chance, class 0. */
+	PT_EXPECT_EQ(t, htmm_skew_class(1024, 2048, 512), 0);
+	/* All 100 samples on one subpage: the most skewed class. */
+	PT_EXPECT_EQ(t, htmm_skew_class(100, 10000, 512), 10);
+	/* Half the subpages, ten samples each: ratio 1.8. */
+	PT_EXPECT_EQ(t, htmm_skew_class(2560, 256 * 100, 512), 1);
+	/* An eighth of them: ratio 7.2. */
+	PT_EXPECT_EQ(t, htmm_skew_class(640, 64 * 100, 512), 3);
+}
+
+static void pt_split_count(struct htmm_ptest *t)
+{
+	PT_EXPECT_EQ(t, htmm_split_count(100, 0, 4, 100, 300), 0);
+	PT_EXPECT_EQ(t, htmm_split_count(100, -5, 4, 100, 300), 0);
+	PT_EXPECT_EQ(t, htmm_split_count(100, 500, 0, 100, 300), 0);
+	PT_EXPECT_EQ(t, htmm_split_count(100, 500, 4, 300, 300), 0);
+	/* 0.5 * 0.4 * (300 - 100) / 100 = 0.4 of 100. */
+	PT_EXPECT_EQ(t, htmm_split_count(100, 500, 4, 100, 300), 40);
+	/* Capped at all of them; rounded up. */
+	PT_EXPECT_EQ(t, htmm_split_count(100, 1000, 10, 100, 300), 100);
+	PT_EXPECT_EQ(t, htmm_split_count(3, 1, 1, 100, 101), 1);
+}
+
 struct htmm_policy_case {
 	const char *name;
 	void (*fn)(struct htmm_ptest *t);
@@ -186,6 +233,9 @@ static const struct htmm_policy_case htmm_policy_cases[] = {
 	{ "thresholds_all_hot", pt_thresholds_all_hot },
 	{ "thresholds_budget", pt_thresholds_budget },
 	{ "thresholds_zero_budget", pt_thresholds_zero_budget },
+	{ "hit_share", pt_hit_share },
+	{ "skew_class", pt_skew_class },
+	{ "split_count", pt_split_count },
 	{ NULL, NULL }
 };
 

@@ -39,7 +39,18 @@ struct htmm_params htmm_params = {
 	.promotion_wmark	= 20,
 	.demotion_wmark		= 10,
 	.settle_ms		= 10000,
+	.fast_latency_ns	= 100,
+	.slow_latency_ns	= 250,
+	.split_cooldown_ms	= 300000,
 };
+
+/* Set once the administrator wrote a tier latency: firmware stays out. */
+bool htmm_latency_user_set;
+
+static void htmm_latency_written(void)
+{
+	WRITE_ONCE(htmm_latency_user_set, true);
+}
 
 /**
  * htmm_parse_uint - Parse a tunable value and check its range.
@@ -143,6 +154,11 @@ static struct htmm_tunable htmm_tunables[] = {
 	HTMM_TUNABLE_CB(htmm_demotion_watermark, demotion_wmark, 0, 500,
 			htmm_migrate_kick),
 	HTMM_TUNABLE(htmm_settle_ms, settle_ms, 0, 600000),
+	HTMM_TUNABLE_CB(htmm_fast_latency_ns, fast_latency_ns, 1, 1000000,
+			htmm_latency_written),
+	HTMM_TUNABLE_CB(htmm_slow_latency_ns, slow_latency_ns, 1, 1000000,
+			htmm_latency_written),
+	HTMM_TUNABLE(htmm_split_cooldown_ms, split_cooldown_ms, 0, 3600000),
 };
 
 /* A tunable that takes one word out of a list; the value is its index. */

@@ -1,21 +1,38 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# Runs in the guest: one run of the convergence scenario under one tiering
+# Runs in the guest: one run of a tiering scenario under one tiering
 # configuration, given on the kernel command line:
-#   bench_config=none|autonuma|damon|htmm-abit|htmm-inject
-#   bench_seconds=N (default 60)  bench_cold=MIB (400)  bench_hot=MIB (128)
-#   bench_budget=SIZE (htmm's memory.max_at_node0, default 256M)
+#   bench_scenario=converge   400 MiB cold on node 0, 128 MiB hot on node 1
+#                  skewed     the hot region is 256 MiB of huge pages of
+#                             which 4 subpages each are hot (2 MiB in all);
+#                             htmm's budget is 64 MiB
+#                  uniform    the converge scenario with huge pages
+#   bench_config=none|autonuma|damon|htmm-abit|htmm-inject|ceiling
+#                |htmm-split|htmm-nosplit
+#   (ceiling: no migration, the hot region starts in the fast tier;
+#    htmm-split/-nosplit: injected samples, htmm_mode 2 or 1)
+#   bench_seconds=N (default 60)  bench_budget=SIZE (memory.max_at_node0)
+#   bench_inject=RATE (samples a second, default 40000)
+# With injected samples the cooling period is 200000 samples, 5 s at the
+# injection rate (the default suits hardware sample rates), so that split
+# rounds happen within the run.
 # Everything it prints goes to the results port (ttyS1); the host side
 # (scripts/bench.sh tiering) builds the table.
 H=/sys/kernel/mm/htmm
 D=/sys/kernel/mm/damon/admin/kdamonds
 CG=/sys/fs/cgroup/bench
 config=${bench_config:-none}
+scenario=${bench_scenario:-converge}
 seconds=${bench_seconds:-60}
-cold=${bench_cold:-400}
-hot=${bench_hot:-128}
-budget=${bench_budget:-256M}
+cold=400
+case "$scenario" in
+converge) hot=128 work= budget=${bench_budget:-256M} ;;
+skewed) hot=256 work="--thp --skew 4" budget=${bench_budget:-64M} ;;
+uniform) hot=128 work=--thp budget=${bench_budget:-256M} ;;
+*) echo "bench: unknown scenario $scenario"; exit 1 ;;
+esac
 inject=
+extra=
 
 exec > /dev/ttyS1 2>&1
 
@@ -83,6 +100,7 @@ kthread_ms() {
 mkdir -p $CG
 case "$config" in
 none) ;;
+ceiling) extra=--ceiling ;;
 autonuma)
 	echo 2 > /proc/sys/kernel/numa_balancing
 	echo true > /sys/kernel/mm/numa/demotion_enabled ;;
@@ -90,21 +108,23 @@ damon)
 	echo 2 > $D/nr_kdamonds
 	damon_kdamond 0 1 migrate_hot 0
 	damon_kdamond 1 0 migrate_cold 1 ;;
-htmm-abit|htmm-inject)
+htmm-abit|htmm-inject|htmm-split|htmm-nosplit)
 	if [ "$config" = htmm-abit ]; then
 		echo abit > $H/htmm_sampler
 	else
 		echo inject > $H/htmm_sampler
+		echo 200000 > $H/htmm_cooling_period
 		inject="--inject ${bench_inject:-40000}"
 	fi
+	[ "$config" = htmm-nosplit ] && echo 1 > $H/htmm_mode
 	echo "$budget" > $CG/memory.max_at_node0
 	echo enabled > $CG/memory.htmm_enabled ;;
 *) echo "bench: unknown configuration $config"; exit 1 ;;
 esac
 
-echo "bench config $config seconds $seconds cold $cold hot $hot budget $budget"
+echo "bench config $config seconds $seconds cold $cold hot $hot budget $budget scenario $scenario"
 k0=$(kthread_ms)
-sh -c "echo \$\$ > $CG/cgroup.procs && exec /htmm/bin/converge --cold $cold --hot $hot --seconds $seconds $inject"
+sh -c "echo \$\$ > $CG/cgroup.procs && exec /htmm/bin/converge --cold $cold --hot $hot $work --seconds $seconds $inject $extra"
 echo "bench kthread_ms $(( $(kthread_ms) - k0 ))"
 if [ "$config" = damon ]; then
 	for k in 0 1; do

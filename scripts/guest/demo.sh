@@ -44,22 +44,23 @@ echo enabled > $CG/memory.htmm_enabled
 say "memory.htmm_stat after the placement runs"
 grep -E '^(enabled|resident_node|max_at_node|alloc_)' $CG/memory.htmm_stat
 
-say "Sampling: a hot/cold workload (128 MiB cold, 16 MiB hot) under the Accessed-bit sampler"
+# Where the hot pages live, second by second: converge faults 400 MiB
+# of cold data in on node 0 and 128 MiB of hot data on node 1, then reads
+# the hot data at random.
+tiering_run() {
+	sh -c "echo \$\$ > $CG/cgroup.procs && exec /htmm/bin/converge --cold 400 --hot 128 --seconds ${DEMO_SECONDS:-30}" |
+		awk '$1 == "t" { printf "  t=%3ss  hot data on node 0: %5s%%   cold data on node 0: %5s%%   pages migrated: %s\n", $2, $4, $6, $8 }
+		     $1 == "result" { print "  95% of the hot data on node 0 after: " ($7 < 0 ? "never" : $7 " s") }'
+}
+say "Tiering WITHOUT htmm: the hot data stays in the slow tier"
+echo disabled > $CG/memory.htmm_enabled
+tiering_run
+say "Tiering WITH htmm (Accessed-bit sampler, 256 MiB fast-tier budget)"
 echo abit > /sys/kernel/mm/htmm/htmm_sampler
-echo 200 > /sys/kernel/mm/htmm/htmm_abit_interval_ms
-echo 2000 > /sys/kernel/mm/htmm/htmm_adaptation_period
-echo max > $CG/memory.max_at_node0
-sh -c "echo \$\$ > $CG/cgroup.procs && exec /htmm/bin/hotcold --cold 128 --hot 16 --seconds 25" &
-w=$!
-sleep 20
-grep -E '^(samples_abit|samples_access|hot_threshold|warm_threshold|fast_capacity|cooling_epoch|hist_[0-9]+|ksamplingd_cpu_permille|abit_scans) ' \
-	$CG/memory.htmm_stat | grep -v ' 0$'
-say "The hot threshold follows the fast-tier budget (max_at_node0)"
-for b in max 64M 20M 4M; do
-	echo $b > $CG/memory.max_at_node0
-	echo "max_at_node0=$b: $(grep -E '^(hot_threshold|warm_threshold) ' $CG/memory.htmm_stat | tr '\n' ' ')"
-done
-wait $w
+echo 256M > $CG/memory.max_at_node0
+echo enabled > $CG/memory.htmm_enabled
+tiering_run
+grep -E '^(promoted|demoted|migrate_failed|skipped_[a-z]+|hot_threshold|warm_threshold|fast_capacity) ' $CG/memory.htmm_stat
 
 say "htmm counters in /proc/vmstat"
 grep '^htmm_' /proc/vmstat

@@ -56,6 +56,27 @@ TRACE_EVENT(htmm_cooling,
 	    TP_printk("memcg=%u epoch=%u", __entry->memcg_id, __entry->epoch)
 );
 
+TRACE_EVENT(htmm_split_decision,
+	    TP_PROTO(unsigned short memcg_id, unsigned int share_now,
+		     unsigned int share_split, unsigned long long nr_skewed,
+		     unsigned long long nr_split),
+	    TP_ARGS(memcg_id, share_now, share_split, nr_skewed, nr_split),
+	    TP_STRUCT__entry(__field(unsigned short, memcg_id)
+			     __field(unsigned int, share_now)
+			     __field(unsigned int, share_split)
+			     __field(unsigned long long, nr_skewed)
+			     __field(unsigned long long, nr_split)),
+	    TP_fast_assign(__entry->memcg_id = memcg_id;
+			   __entry->share_now = share_now;
+			   __entry->share_split = share_split;
+			   __entry->nr_skewed = nr_skewed;
+			   __entry->nr_split = nr_split;),
+	    TP_printk("memcg=%u hit_permille=%u split_hit_permille=%u skewed=%llu split=%llu",
+		      __entry->memcg_id, __entry->share_now,
+		      __entry->share_split, __entry->nr_skewed,
+		      __entry->nr_split)
+);
+
 #endif /* _TRACE_HTMM_H */
 
 /* This part must be outside protection */

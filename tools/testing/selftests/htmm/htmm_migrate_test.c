@@ -16,35 +16,36 @@
 
 #include "htmm_util.h"
 
-#define HTMM_DBG	"/sys/kernel/debug/htmm"
 #define PAGE_SZ		4096UL
-#define MPOL_DEFAULT_	0
-#define MPOL_BIND_	2
+#define HPAGE_SZ	(2UL << 20)
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Map @len bytes, fault them in on @node, then drop the binding. */
-static char *place(size_t len, int node)
+/*
+ * Map @len bytes (2 MiB aligned, huge pages if @thp), fault them in on
+ * @node, then drop the binding.
+ */
+static char *place_mem(size_t len, int node, bool thp)
 {
 	unsigned long mask = 1UL << node;
 	char *p;
 
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+	p = mmap(NULL, len + HPAGE_SZ, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
-	if (syscall(SYS_mbind, p, len, MPOL_BIND_, &mask, 64, 0))
+	p = (char *)(((unsigned long)p + HPAGE_SZ - 1) & ~(HPAGE_SZ - 1));
+	if (madvise(p, len, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE))
+		return NULL;
+	if (syscall(SYS_mbind, p, len, HTMM_MPOL_BIND, &mask, 64, 0))
 		return NULL;
 	memset(p, 0x5a, len);
-	if (syscall(SYS_mbind, p, len, MPOL_DEFAULT_, NULL, 0, 0))
+	if (syscall(SYS_mbind, p, len, HTMM_MPOL_DEFAULT, NULL, 0, 0))
 		return NULL;
 	return p;
+}
+
+static char *place(size_t len, int node)
+{
+	return place_mem(len, node, false);
 }
 
 /* Share of the pages of [p, p+len) on @node, in per cent. */
@@ -57,23 +58,22 @@ static double share_on(void *p, size_t len, int node)
 	return 100.0 * per_node[node] / (len / PAGE_SZ);
 }
 
-/* Inject @per_page load samples on every page of [p, p+len). */
-static int inject_range(void *p, size_t len, int per_page)
+/* Inject @per load samples on every @stride bytes of [p, p+len). */
+static int inject_stride(char *p, size_t len, size_t stride, int per)
 {
 	enum { LINE = 48, CHUNK = 4096 };
-	size_t npages = len / PAGE_SZ, i, n = 0, off = 0;
+	size_t npages = len / stride, i, n = 0, off = 0;
 	char *buf = malloc(CHUNK * LINE);
 	int k, ret = 0;
 
 	if (!buf)
 		return -ENOMEM;
-	for (k = 0; k < per_page; k++) {
+	for (k = 0; k < per; k++) {
 		for (i = 0; i < npages; i++) {
 			off += snprintf(buf + off, LINE, "%d %p load-slow\n",
-					(int)getpid(),
-					(char *)p + i * PAGE_SZ);
+					(int)getpid(), p + i * stride);
 			if (++n == CHUNK) {
-				if (htmm_write_file(HTMM_DBG "/inject", buf,
+				if (htmm_write_file(HTMM_DEBUGFS_DIR "/inject", buf,
 						    off) < 0)
 					ret = -EIO;
 				n = 0;
@@ -81,10 +81,16 @@ static int inject_range(void *p, size_t len, int per_page)
 			}
 		}
 	}
-	if (off && htmm_write_file(HTMM_DBG "/inject", buf, off) < 0)
+	if (off && htmm_write_file(HTMM_DEBUGFS_DIR "/inject", buf, off) < 0)
 		ret = -EIO;
 	free(buf);
 	return ret;
+}
+
+/* Inject @per_page load samples on every page of [p, p+len). */
+static int inject_range(void *p, size_t len, int per_page)
+{
+	return inject_stride(p, len, PAGE_SZ, per_page);
 }
 
 /* Number of kernel threads whose name starts with @prefix. */
@@ -111,45 +117,24 @@ static int count_threads(const char *prefix)
 	return n;
 }
 
-FIXTURE(htmm_migrate) {
-	struct htmm_cg_ctx c;
-	char saved[8][32];
-};
-
 /* Tunables the tests change, restored in teardown. */
-static const char * const saved_names[8] = {
+static const char * const saved_names[] = {
 	"htmm_sampler", "htmm_promotion_period_in_ms",
 	"htmm_demotion_period_in_ms", "htmm_mode", "htmm_abit_interval_ms",
 	"htmm_settle_ms", "htmm_cooling_period", "htmm_adaptation_period",
+	"htmm_thres_split", "htmm_split_period",
+};
+
+#define NR_SAVED	ARRAY_SIZE(saved_names)
+
+FIXTURE(htmm_migrate) {
+	struct htmm_cg_ctx c;
+	char saved[NR_SAVED][32];
 };
 
 static int set_tunable(const char *name, const char *val)
 {
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), HTMM_SYSFS_DIR "/%s", name);
-	return htmm_write_str(path, val);
-}
-
-static void cg_write(struct __test_metadata *_metadata,
-		     const struct htmm_cg_ctx *c, const char *file,
-		     const char *val)
-{
-	char path[PATH_MAX];
-
-	htmm_cg_ctx_file(path, sizeof(path), c, file);
-	ASSERT_EQ(0, htmm_write_str(path, val)) TH_LOG("%s <- %s", file, val);
-}
-
-static unsigned long long cg_stat(const struct htmm_cg_ctx *c,
-				  const char *key)
-{
-	unsigned long long v = 0;
-	char path[PATH_MAX];
-
-	htmm_cg_ctx_file(path, sizeof(path), c, "memory.htmm_stat");
-	htmm_keyed_get(path, key, &v);
-	return v;
+	return htmm_tunable_set(name, val);
 }
 
 FIXTURE_SETUP(htmm_migrate)
@@ -157,10 +142,10 @@ FIXTURE_SETUP(htmm_migrate)
 	char path[PATH_MAX];
 	int i;
 
-	if (!htmm_path_exists(HTMM_DBG "/inject"))
+	if (!htmm_path_exists(HTMM_DEBUGFS_DIR "/inject"))
 		SKIP(return, "no htmm debugfs (CONFIG_HTMM_DEBUG)");
 	htmm_cg_ctx_setup(_metadata, &self->c, true);
-	for (i = 0; i < 8; i++) {
+	for (i = 0; i < (int)NR_SAVED; i++) {
 		snprintf(path, sizeof(path), HTMM_SYSFS_DIR "/%s",
 			 saved_names[i]);
 		ASSERT_LT(0, htmm_read_file(path, self->saved[i],
@@ -180,7 +165,7 @@ FIXTURE_TEARDOWN(htmm_migrate)
 
 	htmm_cg_enter(HTMM_CGROUP_ROOT, getpid());
 	htmm_cg_ctx_teardown(_metadata, &self->c);
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < (int)NR_SAVED; i++)
 		if (self->saved[i][0])
 			set_tunable(saved_names[i], self->saved[i]);
 }
@@ -189,8 +174,8 @@ static void enable_and_enter(struct __test_metadata *_metadata,
 			     const struct htmm_cg_ctx *c,
 			     const char *max_at_node0)
 {
-	cg_write(_metadata, c, "memory.max_at_node0", max_at_node0);
-	cg_write(_metadata, c, "memory.htmm_enabled", "enabled");
+	htmm_cg_ctx_write(_metadata, c, "memory.max_at_node0", max_at_node0);
+	htmm_cg_ctx_write(_metadata, c, "memory.htmm_enabled", "enabled");
 	ASSERT_EQ(0, htmm_cg_enter(c->cg, getpid()));
 }
 
@@ -203,23 +188,23 @@ TEST_F_TIMEOUT(htmm_migrate, thread_lifecycle, 120)
 	ASSERT_EQ(0, count_threads("kmigraterd"))
 		TH_LOG("kmigraterd running with no htmm cgroup");
 	for (i = 0; i < 3; i++) {
-		cg_write(_metadata, &self->c, "memory.htmm_enabled", "enabled");
+		htmm_cg_ctx_write(_metadata, &self->c, "memory.htmm_enabled", "enabled");
 		n = count_threads("kmigraterd");
 		EXPECT_EQ(self->c.nr_nodes, n);
-		cg_write(_metadata, &self->c, "memory.htmm_enabled", "disabled");
-		t0 = now_s();
-		while ((n = count_threads("kmigraterd")) && now_s() - t0 < 30)
+		htmm_cg_ctx_write(_metadata, &self->c, "memory.htmm_enabled", "disabled");
+		t0 = htmm_now_s();
+		while ((n = count_threads("kmigraterd")) && htmm_now_s() - t0 < 30)
 			usleep(10000);
 		EXPECT_EQ(0, n) TH_LOG("threads left after disable");
 	}
 	/* Removing the cgroup stops them too. */
-	cg_write(_metadata, &self->c, "memory.htmm_enabled", "enabled");
+	htmm_cg_ctx_write(_metadata, &self->c, "memory.htmm_enabled", "enabled");
 	EXPECT_EQ(self->c.nr_nodes, count_threads("kmigraterd"));
 	ASSERT_EQ(0, htmm_cg_destroy(self->c.cg));
 	self->c.cg[0] = '\0';
 	/* The cgroup goes offline asynchronously after rmdir. */
-	t0 = now_s();
-	while ((n = count_threads("kmigraterd")) && now_s() - t0 < 30)
+	t0 = htmm_now_s();
+	while ((n = count_threads("kmigraterd")) && htmm_now_s() - t0 < 30)
 		usleep(10000);
 	EXPECT_EQ(0, n) TH_LOG("threads left after rmdir");
 }
@@ -238,21 +223,21 @@ TEST_F_TIMEOUT(htmm_migrate, promote_hot, 300)
 	ASSERT_NE(NULL, hot);
 	ASSERT_NE(NULL, cold);
 	ASSERT_EQ(0, htmm_vmstat_get("htmm_nr_promoted", &v0));
-	t0 = now_s();
-	while (now_s() - t0 < 200) {
+	t0 = htmm_now_s();
+	while (htmm_now_s() - t0 < 200) {
 		ASSERT_EQ(0, inject_range(hot, len, 2));
 		share = share_on(hot, len, HTMM_FAST_NODE);
 		if (share >= 95)
 			break;
 		usleep(200000);
 	}
-	TH_LOG("hot on node 0: %.1f%% after %.1f s", share, now_s() - t0);
+	TH_LOG("hot on node 0: %.1f%% after %.1f s", share, htmm_now_s() - t0);
 	EXPECT_LE(95, share);
 	EXPECT_GT(1, share_on(cold, len, HTMM_FAST_NODE))
 		TH_LOG("cold pages were promoted");
 	ASSERT_EQ(0, htmm_vmstat_get("htmm_nr_promoted", &v1));
 	EXPECT_LE(len / PAGE_SZ * 95 / 100, v1 - v0);
-	EXPECT_LE(len / PAGE_SZ * 95 / 100, cg_stat(&self->c, "promoted"));
+	EXPECT_LE(len / PAGE_SZ * 95 / 100, htmm_cg_ctx_stat(&self->c, "promoted"));
 }
 
 /* Lowering max_at_node0 demotes the excess, coldest pages first. */
@@ -274,9 +259,9 @@ TEST_F_TIMEOUT(htmm_migrate, demote_after_lowering_limit, 300)
 	ASSERT_EQ(0, inject_range(hot, hot_len, 4));
 	ASSERT_LT(99, share_on(cold, cold_len, HTMM_FAST_NODE));
 
-	cg_write(_metadata, &self->c, "memory.max_at_node0", "24M");
-	t0 = now_s();
-	while (now_s() - t0 < 200) {
+	htmm_cg_ctx_write(_metadata, &self->c, "memory.max_at_node0", "24M");
+	t0 = htmm_now_s();
+	while (htmm_now_s() - t0 < 200) {
 		cold_share = share_on(cold, cold_len, HTMM_FAST_NODE);
 		if (cold_share * cold_len / 100 + hot_len <= 24 * MiB)
 			break;
@@ -284,10 +269,10 @@ TEST_F_TIMEOUT(htmm_migrate, demote_after_lowering_limit, 300)
 	}
 	hot_share = share_on(hot, hot_len, HTMM_FAST_NODE);
 	TH_LOG("after %.1f s: cold %.1f%%, hot %.1f%% on node 0",
-	       now_s() - t0, cold_share, hot_share);
+	       htmm_now_s() - t0, cold_share, hot_share);
 	EXPECT_GE(24.0 * MiB, cold_share * cold_len / 100 + hot_len);
 	EXPECT_LT(99, hot_share) TH_LOG("hot pages were demoted");
-	demoted = cg_stat(&self->c, "demoted");
+	demoted = htmm_cg_ctx_stat(&self->c, "demoted");
 	EXPECT_LE((cold_len - 24 * MiB) / PAGE_SZ, demoted);
 	for (i = 0; i < cold_len; i += PAGE_SZ)
 		if (cold[i] != (char)(i / PAGE_SZ))
@@ -308,15 +293,15 @@ TEST_F_TIMEOUT(htmm_migrate, skip_mlocked, 300)
 	ASSERT_NE(NULL, p);
 	ASSERT_EQ(0, mlock(p, len));
 	ASSERT_EQ(0, htmm_vmstat_get("htmm_nr_skip_mlocked", &vm0));
-	t0 = now_s();
-	while (now_s() - t0 < 200) {
+	t0 = htmm_now_s();
+	while (htmm_now_s() - t0 < 200) {
 		ASSERT_EQ(0, inject_range(p, len, 2));
-		skipped = cg_stat(&self->c, "skipped_mlocked");
+		skipped = htmm_cg_ctx_stat(&self->c, "skipped_mlocked");
 		if (skipped >= len / PAGE_SZ)
 			break;
 		usleep(200000);
 	}
-	TH_LOG("skipped_mlocked %llu after %.1f s", skipped, now_s() - t0);
+	TH_LOG("skipped_mlocked %llu after %.1f s", skipped, htmm_now_s() - t0);
 	EXPECT_LE(len / PAGE_SZ, skipped);
 	ASSERT_EQ(0, htmm_vmstat_get("htmm_nr_skip_mlocked", &vm1));
 	EXPECT_LE(len / PAGE_SZ, vm1 - vm0);
@@ -359,15 +344,15 @@ TEST_F_TIMEOUT(htmm_migrate, converge_abit, 600)
 			asm volatile("" : : "r" (v));
 		}
 	}
-	t0 = now_s();
-	while (now_s() - t0 < 400) {
+	t0 = htmm_now_s();
+	while (htmm_now_s() - t0 < 400) {
 		share = share_on(hot, hot_len, HTMM_FAST_NODE);
 		if (share >= 95)
 			break;
 		usleep(500000);
 	}
 	TH_LOG("abit: %.1f%% of the hot region on node 0 after %.1f s",
-	       share, now_s() - t0);
+	       share, htmm_now_s() - t0);
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	EXPECT_LE(95, share);
@@ -420,8 +405,11 @@ static unsigned long bad_pages(char *p, size_t len)
 /*
  * Data integrity under migration churn: max_at_node0 goes up and down,
  * the hot part moves, a child reads its copy while the parent writes.
+ * With @thp the memory is huge pages and only one subpage of each huge
+ * page of the hot part gets samples, so that htmm splits them.
  */
-TEST_F_TIMEOUT(htmm_migrate, churn_integrity, 900)
+static void churn(struct __test_metadata *_metadata,
+		  struct htmm_cg_ctx *c, bool thp)
 {
 	size_t len = 256 * MiB, part = 32 * MiB;
 	static const char * const limits[] = { "16M", "200M", "48M", "max" };
@@ -432,8 +420,17 @@ TEST_F_TIMEOUT(htmm_migrate, churn_integrity, 900)
 	char *p;
 
 	ASSERT_EQ(0, set_tunable("htmm_settle_ms", "0"));
-	enable_and_enter(_metadata, &self->c, "max");
-	p = place(len, HTMM_SLOW_NODE);
+	if (thp) {
+		ASSERT_EQ(0, prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0));
+		ASSERT_EQ(0, htmm_thp_get(c->thp_saved, sizeof(c->thp_saved)));
+		ASSERT_EQ(0, htmm_thp_set("always"));
+		ASSERT_EQ(0, set_tunable("htmm_mode", "2"));
+		ASSERT_EQ(0, set_tunable("htmm_thres_split", "1"));
+		ASSERT_EQ(0, set_tunable("htmm_split_period", "1"));
+		ASSERT_EQ(0, set_tunable("htmm_cooling_period", "2048"));
+	}
+	enable_and_enter(_metadata, c, "max");
+	p = place_mem(len, HTMM_SLOW_NODE, thp);
 	ASSERT_NE(NULL, p);
 	for (idx = 0; idx < len / PAGE_SZ; idx++)
 		page_fill((unsigned long *)(p + idx * PAGE_SZ), idx, gen);
@@ -456,9 +453,13 @@ TEST_F_TIMEOUT(htmm_migrate, churn_integrity, 900)
 	for (round = 0; round < 8; round++) {
 		char *hotp = p + (round % (len / part)) * part;
 
-		cg_write(_metadata, &self->c, "memory.max_at_node0",
-			 limits[round % 4]);
-		ASSERT_EQ(0, inject_range(hotp, part, 2));
+		htmm_cg_ctx_write(_metadata, c, "memory.max_at_node0", limits[round % 4]);
+		if (thp) {
+			ASSERT_EQ(0, inject_stride(hotp + 3 * PAGE_SZ, part,
+						   HPAGE_SZ, 64));
+		} else {
+			ASSERT_EQ(0, inject_range(hotp, part, 2));
+		}
 		/* Rewrite a slice while pages migrate under it. */
 		gen++;
 		for (idx = 0; idx < part / PAGE_SZ; idx += 3)
@@ -472,12 +473,24 @@ TEST_F_TIMEOUT(htmm_migrate, churn_integrity, 900)
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	EXPECT_EQ(0UL, child_bad) TH_LOG("child saw corrupt pages");
 	EXPECT_EQ(0UL, bad_pages(p, len)) TH_LOG("corrupt pages");
-	promoted = cg_stat(&self->c, "promoted");
-	demoted = cg_stat(&self->c, "demoted");
-	TH_LOG("promoted %llu, demoted %llu pages during the churn",
-	       promoted, demoted);
+	promoted = htmm_cg_ctx_stat(c, "promoted");
+	demoted = htmm_cg_ctx_stat(c, "demoted");
+	TH_LOG("promoted %llu, demoted %llu pages, split %llu huge pages",
+	       promoted, demoted, htmm_cg_ctx_stat(c, "split_done"));
 	EXPECT_LT(0ULL, promoted);
 	EXPECT_LT(0ULL, demoted);
+	if (thp)
+		EXPECT_LT(0ULL, htmm_cg_ctx_stat(c, "split_done"));
+}
+
+TEST_F_TIMEOUT(htmm_migrate, churn_integrity, 900)
+{
+	churn(_metadata, &self->c, false);
+}
+
+TEST_F_TIMEOUT(htmm_migrate, churn_integrity_thp, 900)
+{
+	churn(_metadata, &self->c, true);
 }
 
 TEST_HARNESS_MAIN

@@ -44,6 +44,7 @@ static const char *const perf_event_bad_inputs[] = {
 struct htmm_tunable {
 	const char *name;
 	bool is_string;
+	bool def_from_fw;	/* the default may come from firmware */
 	unsigned long long def, min, max;	/* numeric tunables */
 	/* string tunables: default, accepted words, rejected inputs */
 	const char *str_def;
@@ -72,6 +73,9 @@ enum {
 	T_HTMM_PROMOTION_WATERMARK,
 	T_HTMM_DEMOTION_WATERMARK,
 	T_HTMM_SETTLE_MS,
+	T_HTMM_FAST_LATENCY_NS,
+	T_HTMM_SLOW_LATENCY_NS,
+	T_HTMM_SPLIT_COOLDOWN_MS,
 	T_HTMM_CXL_MODE,
 	T_HTMM_SAMPLER,
 	T_HTMM_PERF_EVENT,
@@ -155,6 +159,19 @@ static const struct htmm_tunable htmm_tunables[NR_TUNABLES] = {
 	[T_HTMM_SETTLE_MS] = {
 		.name = "htmm_settle_ms",
 		.def = 10000, .min = 0, .max = 600000,
+	},
+	/* Firmware (HMAT) latencies replace these defaults at boot. */
+	[T_HTMM_FAST_LATENCY_NS] = {
+		.name = "htmm_fast_latency_ns",
+		.def = 100, .min = 1, .max = 1000000, .def_from_fw = true,
+	},
+	[T_HTMM_SLOW_LATENCY_NS] = {
+		.name = "htmm_slow_latency_ns",
+		.def = 250, .min = 1, .max = 1000000, .def_from_fw = true,
+	},
+	[T_HTMM_SPLIT_COOLDOWN_MS] = {
+		.name = "htmm_split_cooldown_ms",
+		.def = 300000, .min = 0, .max = 3600000,
 	},
 	/* string tunables: name, default, accepted words, bad inputs */
 	[T_HTMM_CXL_MODE] = {
@@ -316,6 +333,18 @@ FIXTURE_VARIANT_ADD(htmm_default, htmm_settle_ms) {
 	.t = &htmm_tunables[T_HTMM_SETTLE_MS],
 };
 
+FIXTURE_VARIANT_ADD(htmm_default, htmm_fast_latency_ns) {
+	.t = &htmm_tunables[T_HTMM_FAST_LATENCY_NS],
+};
+
+FIXTURE_VARIANT_ADD(htmm_default, htmm_slow_latency_ns) {
+	.t = &htmm_tunables[T_HTMM_SLOW_LATENCY_NS],
+};
+
+FIXTURE_VARIANT_ADD(htmm_default, htmm_split_cooldown_ms) {
+	.t = &htmm_tunables[T_HTMM_SPLIT_COOLDOWN_MS],
+};
+
 FIXTURE_VARIANT_ADD(htmm_default, htmm_cxl_mode) {
 	.t = &htmm_tunables[T_HTMM_CXL_MODE],
 };
@@ -347,6 +376,17 @@ TEST_F(htmm_default, value)
 	default_text(want, sizeof(want), variant->t);
 	n = htmm_read_file(self->path, buf, sizeof(buf));
 	ASSERT_LE(0, n) TH_LOG("read %s: %s", self->path, strerror(-n));
+	if (variant->t->def_from_fw) {
+		unsigned long long v = 0;
+
+		/* The built-in default, or what the firmware says. */
+		ASSERT_EQ(0, htmm_parse_ull(buf, &v)) TH_LOG("'%s'", buf);
+		EXPECT_LE(variant->t->min, v);
+		EXPECT_GE(variant->t->max, v);
+		TH_LOG("%s: %llu (built-in default %llu)", variant->t->name,
+		       v, variant->t->def);
+		return;
+	}
 	EXPECT_CONTENT(want, buf, "default");
 }
 
@@ -438,6 +478,18 @@ FIXTURE_VARIANT_ADD(htmm_tunable, htmm_demotion_watermark) {
 
 FIXTURE_VARIANT_ADD(htmm_tunable, htmm_settle_ms) {
 	.t = &htmm_tunables[T_HTMM_SETTLE_MS],
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_fast_latency_ns) {
+	.t = &htmm_tunables[T_HTMM_FAST_LATENCY_NS],
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_slow_latency_ns) {
+	.t = &htmm_tunables[T_HTMM_SLOW_LATENCY_NS],
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_split_cooldown_ms) {
+	.t = &htmm_tunables[T_HTMM_SPLIT_COOLDOWN_MS],
 };
 
 FIXTURE_VARIANT_ADD(htmm_tunable, htmm_cxl_mode) {

@@ -40,6 +40,7 @@
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/mempolicy.h>
 
@@ -1007,6 +1008,55 @@ static inline void htmm_cg_ctx_file(char *buf, size_t size,
 				    const char *file)
 {
 	htmm_cg_file(buf, size, c->cg, file);
+}
+
+#ifndef HTMM_DEBUGFS_DIR
+#define HTMM_DEBUGFS_DIR	"/sys/kernel/debug/htmm"
+#endif
+
+/* Seconds on the monotonic clock. */
+static inline double htmm_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Memory policy modes for raw mbind(2) calls (no libnuma here). */
+#define HTMM_MPOL_DEFAULT	0
+#define HTMM_MPOL_BIND		2
+
+/* Write @val to a file of the test cgroup; the test fails if refused. */
+static inline void htmm_cg_ctx_write(struct __test_metadata *_metadata,
+				     const struct htmm_cg_ctx *c,
+				     const char *file, const char *val)
+{
+	char path[PATH_MAX];
+
+	htmm_cg_ctx_file(path, sizeof(path), c, file);
+	ASSERT_EQ(0, htmm_write_str(path, val)) TH_LOG("%s <- %s", file, val);
+}
+
+/* A key of the test cgroup's memory.htmm_stat, 0 if missing. */
+static inline unsigned long long htmm_cg_ctx_stat(const struct htmm_cg_ctx *c,
+						  const char *key)
+{
+	unsigned long long v = 0;
+	char path[PATH_MAX];
+
+	htmm_cg_ctx_file(path, sizeof(path), c, "memory.htmm_stat");
+	htmm_keyed_get(path, key, &v);
+	return v;
+}
+
+/* Write a tunable in HTMM_SYSFS_DIR.  Returns 0 or -errno. */
+static inline int htmm_tunable_set(const char *name, const char *val)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), HTMM_SYSFS_DIR "/%s", name);
+	return htmm_write_str(path, val);
 }
 
 #endif /* __HTMM_UTIL_H */

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Splitting huge pages whose accesses are skewed.
+ *
+ * A huge page whose accesses fall on a few of its subpages wastes fast
+ * memory when it is promoted whole and keeps hot subpages in the slow tier
+ * when it is not.  Every htmm_split_period coolings of a cgroup, the
+ * promotion thread of a fast node compares two estimates of the share of
+ * accesses that the cgroup's fast-tier budget serves: with the pages as
+ * they are (the folio histogram) and as if every huge page were split (the
+ * split histogram).  The gap, the latency gap between the tiers and
+ * htmm_gamma say how many of the skewed huge pages seen since the last
+ * round to split (htmm_split_count()); the most skewed go first.  The
+ * hot subpages of a split page are then queued for promotion and its
+ * cold subpages on a fast node are demoted.
+ *
+ * Splitting stops by itself for a cgroup when a round that split something
+ * did not raise the hit share; a new budget starts it again.  Samples of
+ * the Accessed-bit source on a huge page's PMD do not say which subpage
+ * was accessed, so they never make a huge page look skewed.
+ */
+#define pr_fmt(fmt) "htmm: " fmt
+
+#include <linux/init.h>
+#include <linux/memcontrol.h>
+#include <linux/memory-tiers.h>
+#include <linux/mm.h>
+#include <linux/node.h>
+#include <linux/nodemask.h>
+#include <linux/pagemap.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/vmstat.h>
+
+#include "internal.h"
+
+/* Growth of the gap, per mille, that starts a stopped splitter again. */
+#define HTMM_SPLIT_REGAP	50
+
+#include <trace/events/htmm.h>
+
+/*
+ * Split one huge page and place its parts: queue the hot subpages on a
+ * slow node for promotion, demote the cold ones on a fast node.  The
+ * caller holds a reference on @folio.  Return: 0 or the split error.
+ */
+static int htmm_split_one(struct mem_cgroup *memcg, struct folio *folio)
+{
+	unsigned long pfn = folio_pfn(folio), nr = folio_nr_pages(folio), i;
+	int nid = folio_nid(folio), target, err;
+	struct htmm_page_info info;
+	struct folio *part;
+	nodemask_t allowed;
+	LIST_HEAD(list);
+
+	if (!folio_trylock(folio))
+		return -EAGAIN;
+	/* The mark goes to every part if the split succeeds. */
+	htmm_folio_mark(folio, memcg, HTMM_META_SPLIT, 0);
+	err = split_folio(folio);
+	if (err)
+		htmm_folio_mark(folio, memcg, 0, HTMM_META_SPLIT);
+	folio_unlock(folio);
+	if (err)
+		return err;
+
+	target = htmm_node_is_fast(nid) ? next_demotion_node(nid) :
+		 NUMA_NO_NODE;
+	for (i = 0; i < nr; i++) {
+		part = htmm_get_folio(pfn + i);
+		if (!part)
+			continue;
+		if (!htmm_folio_in(part, memcg) ||
+		    htmm_page_info(&part->page, &info)) {
+			folio_put(part);
+			continue;
+		}
+		if (info.hot)
+			htmm_folio_queue(part, memcg);
+		else if (target != NUMA_NO_NODE &&
+			 htmm_isolate(part, &list) == HTMM_NR_SKIPS)
+			htmm_folio_mark(part, memcg, HTMM_META_DEMOTED,
+					HTMM_META_PROMOTED);
+		folio_put(part);
+	}
+	if (!list_empty(&list)) {
+		node_get_allowed_targets(NODE_DATA(nid), &allowed);
+		htmm_migrate_list(memcg, &list, nid, target, &allowed, false);
+	}
+	return 0;
+}
+
+/**
+ * htmm_split_round - Decide how many huge pages to split, and split them.
+ * @memcg: An htmm cgroup whose split round is due.
+ *
+ * Context: kmigraterd, process context.
+ */
+void htmm_split_round(struct mem_cgroup *memcg)
+{
+	struct htmm_memcg *hm = htmm_memcg(memcg);
+	unsigned int thres = READ_ONCE(htmm_params.thres_split);
+	u64 skew[HTMM_NR_SKEW] = { 0 }, nr_skewed = 0, nr_split, done = 0;
+	u64 requested = 0, failed = 0;
+	struct htmm_hist hist, split;
+	unsigned long *pfns, flags;
+	unsigned int n = 0, i, k;
+	u32 now_share, split_share;
+	struct folio *folio;
+	int c, gap;
+	u8 *class;
+	bool stopped;
+	u64 cap;
+
+	pfns = kvmalloc_array(HTMM_THP_RING, sizeof(*pfns) + 1, GFP_KERNEL);
+	if (!pfns)
+		return;
+	class = (u8 *)(pfns + HTMM_THP_RING);
+
+	spin_lock_irqsave(&hm->lock, flags);
+	hm->split_due = false;
+	hist = hm->hist;
+	split = hm->hist_split;
+	cap = hm->capacity;
+	while (hm->thp_len) {
+		pfns[n] = hm->thp_ring[hm->thp_head];
+		htmm_pfn_clear_flag_locked(hm, memcg, pfns[n++], HTMM_META_SEEN);
+		hm->thp_head = (hm->thp_head + 1) % HTMM_THP_RING;
+		hm->thp_len--;
+	}
+	now_share = htmm_hit_permille(&hist, cap);
+	split_share = htmm_hit_permille(&split, cap);
+	gap = (int)split_share - (int)now_share;
+	/*
+	 * Stop when the last round split something and the hit share did
+	 * not rise; start again with a new budget, or when the gap has grown
+	 * by HTMM_SPLIT_REGAP since.
+	 */
+	if (hm->split_last_nr && now_share <= hm->split_last_share &&
+	    !hm->split_stopped) {
+		hm->split_stopped = true;
+		hm->split_stop_gap = gap;
+	} else if (hm->split_stopped &&
+		   gap >= hm->split_stop_gap + HTMM_SPLIT_REGAP) {
+		hm->split_stopped = false;
+	}
+	stopped = hm->split_stopped;
+	hm->split_now_share = now_share;
+	hm->split_split_share = split_share;
+	spin_unlock_irqrestore(&hm->lock, flags);
+
+	/* Skew of every huge page seen since the last round. */
+	for (i = 0; i < n; i++) {
+		folio = htmm_get_folio(pfns[i]);
+		if (!folio)
+			continue;
+		c = -ENODEV;
+		if (folio_test_large(folio) && htmm_folio_in(folio, memcg))
+			c = htmm_folio_skew(folio, memcg);
+		folio_put(folio);
+		if (c < 0)
+			continue;
+		c = min(c, HTMM_NR_SKEW - 1);
+		skew[c]++;
+		if (thres && c >= thres) {
+			pfns[nr_skewed] = pfns[i];
+			class[nr_skewed++] = c;
+		}
+	}
+
+	nr_split = 0;
+	if (READ_ONCE(htmm_params.mode) == HTMM_MODE_HUGEPAGE && !stopped)
+		nr_split = htmm_split_count(nr_skewed, gap,
+					    READ_ONCE(htmm_params.gamma),
+					    READ_ONCE(htmm_params.fast_latency_ns),
+					    READ_ONCE(htmm_params.slow_latency_ns));
+	trace_htmm_split_decision(mem_cgroup_id(memcg), now_share, split_share,
+				  nr_skewed, nr_split);
+
+	/* The most skewed first. */
+	for (k = HTMM_NR_SKEW; k-- > 0 && requested < nr_split;) {
+		for (i = 0; i < nr_skewed && requested < nr_split; i++) {
+			if (class[i] != k)
+				continue;
+			folio = htmm_get_folio(pfns[i]);
+			if (!folio)
+				continue;
+			if (!folio_test_large(folio) ||
+			    !htmm_folio_in(folio, memcg)) {
+				folio_put(folio);
+				continue;
+			}
+			requested++;
+			if (htmm_split_one(memcg, folio))
+				failed++;
+			else
+				done++;
+			folio_put(folio);
+			cond_resched();
+		}
+	}
+	kvfree(pfns);
+
+	spin_lock_irqsave(&hm->lock, flags);
+	hm->nr_split_rounds++;
+	hm->nr_split_requested += requested;
+	hm->nr_split_done += done;
+	hm->nr_split_failed += failed;
+	hm->split_last_share = now_share;
+	hm->split_last_nr = done;
+	hm->split_last_skewed = nr_skewed;
+	hm->split_last_wanted = nr_split;
+	memcpy(hm->skew_hist, skew, sizeof(skew));
+	spin_unlock_irqrestore(&hm->lock, flags);
+	count_vm_events(HTMM_NR_SPLIT_REQUESTED, requested);
+	count_vm_events(HTMM_NR_SPLIT_DONE, done);
+	count_vm_events(HTMM_NR_SPLIT_FAILED, failed);
+}
+
+/**
+ * htmm_split_stat - Print a cgroup's split counters and skew histogram.
+ * @hm: The cgroup's htmm state.
+ * @m: The memory.htmm_stat file.
+ */
+void htmm_split_stat(struct htmm_memcg *hm, struct seq_file *m)
+{
+	u64 skew[HTMM_NR_SKEW], rounds, req, done, failed, skewed, wanted;
+	u32 now_share, split_share;
+	unsigned long flags;
+	bool stopped;
+	unsigned int i;
+
+	spin_lock_irqsave(&hm->lock, flags);
+	now_share = hm->split_now_share;
+	split_share = hm->split_split_share;
+	skewed = hm->split_last_skewed;
+	wanted = hm->split_last_wanted;
+	memcpy(skew, hm->skew_hist, sizeof(skew));
+	rounds = hm->nr_split_rounds;
+	req = hm->nr_split_requested;
+	done = hm->nr_split_done;
+	failed = hm->nr_split_failed;
+	stopped = hm->split_stopped;
+	spin_unlock_irqrestore(&hm->lock, flags);
+
+	seq_printf(m, "split_rounds %llu\n", rounds);
+	seq_printf(m, "split_requested %llu\n", req);
+	seq_printf(m, "split_done %llu\n", done);
+	seq_printf(m, "split_failed %llu\n", failed);
+	seq_printf(m, "split_stopped %d\n", stopped);
+	seq_printf(m, "split_hit_permille %u\n", now_share);
+	seq_printf(m, "split_hit_permille_if_split %u\n", split_share);
+	seq_printf(m, "split_last_skewed %llu\n", skewed);
+	seq_printf(m, "split_last_wanted %llu\n", wanted);
+	for (i = 0; i < HTMM_NR_SKEW; i++)
+		seq_printf(m, "skew_%u %llu\n", i, skew[i]);
+}
+
+/* The read latency firmware gives for @nid, or 0. */
+static unsigned int htmm_node_latency(int nid)
+{
+	struct access_coordinate coord;
+
+	if (!node_get_perf_attrs(nid, ACCESS_COORDINATE_CPU, &coord) &&
+	    coord.read_latency)
+		return coord.read_latency;
+	if (!node_get_perf_attrs(nid, ACCESS_COORDINATE_LOCAL, &coord))
+		return coord.read_latency;
+	return 0;
+}
+
+/**
+ * htmm_latency_from_firmware - Take the tier latencies from HMAT.
+ *
+ * Where the firmware gives read latencies for a fast and a slow node, they
+ * replace the defaults of htmm_fast_latency_ns and htmm_slow_latency_ns
+ * (the first fast and the first slow node with memory).  Done at boot and
+ * again whenever htmm becomes active, for nodes that came later; values
+ * written by the administrator are left alone.
+ *
+ * Context: Process context, htmm_lock held.
+ */
+void htmm_latency_from_firmware(void)
+{
+	unsigned int fast = 0, slow = 0, lat;
+	int nid;
+
+	lockdep_assert_held(&htmm_lock);
+	if (htmm_latency_user_set)
+		return;
+	for_each_node_state(nid, N_MEMORY) {
+		lat = htmm_node_latency(nid);
+		if (!lat)
+			continue;
+		if (htmm_node_is_fast(nid) && !fast)
+			fast = lat;
+		else if (!htmm_node_is_fast(nid) && !slow)
+			slow = lat;
+	}
+	if (!fast || !slow || slow <= fast)
+		return;
+	if (READ_ONCE(htmm_params.fast_latency_ns) != fast ||
+	    READ_ONCE(htmm_params.slow_latency_ns) != slow)
+		pr_info("tier latencies from firmware: fast %u ns, slow %u ns\n",
+			fast, slow);
+	WRITE_ONCE(htmm_params.fast_latency_ns, fast);
+	WRITE_ONCE(htmm_params.slow_latency_ns, slow);
+}
+
+static int __init htmm_latency_init(void)
+{
+	mutex_lock(&htmm_lock);
+	htmm_latency_from_firmware();
+	mutex_unlock(&htmm_lock);
+	return 0;
+}
+late_initcall(htmm_latency_init);

@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Huge pages with skewed accesses: htmm splits them and moves only their
+ * hot subpages to the fast tier; uniformly accessed huge pages stay whole
+ * and move whole; htmm_thres_split=0 turns splitting off; khugepaged does
+ * not collapse what htmm split during the cooldown.  Samples come from the
+ * injector, so the access pattern is exact.  Every wait is for a condition
+ * with a generous deadline.
+ */
+#define _GNU_SOURCE
+#include <time.h>
+
+#include "htmm_util.h"
+
+#define KHUGEPAGED	"/sys/kernel/mm/transparent_hugepage/khugepaged"
+#define PAGE_SZ		4096UL
+#define HPAGE_SZ	(2UL << 20)
+#define REGION		(64 * MiB)
+#define NR_HPAGES	(REGION / HPAGE_SZ)
+#define HOT_SUB		7		/* the hot subpage of each huge page */
+
+static const char * const tunables[] = {
+	"htmm_sampler", "htmm_mode", "htmm_thres_split", "htmm_split_period",
+	"htmm_cooling_period", "htmm_adaptation_period",
+	"htmm_promotion_period_in_ms", "htmm_demotion_period_in_ms",
+	"htmm_split_cooldown_ms",
+};
+
+#define NR_TUNABLES	ARRAY_SIZE(tunables)
+
+static const char * const khp_files[] = {
+	"scan_sleep_millisecs", "alloc_sleep_millisecs", "pages_to_scan",
+};
+
+#define NR_KHP		ARRAY_SIZE(khp_files)
+
+FIXTURE(htmm_split) {
+	struct htmm_cg_ctx c;
+	char saved[NR_TUNABLES][32];
+	char khp[NR_KHP][32];
+	char *region;
+};
+
+static int tunable_path(char *buf, size_t size, const char *dir,
+			const char *name)
+{
+	return snprintf(buf, size, "%s/%s", dir, name) >= (int)size;
+}
+
+static int set_tunable(const char *name, const char *val)
+{
+	return htmm_tunable_set(name, val);
+}
+
+static void save_files(const char *dir, const char * const *names,
+		       unsigned int n, char (*saved)[32])
+{
+	char path[PATH_MAX];
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		tunable_path(path, sizeof(path), dir, names[i]);
+		if (htmm_read_file(path, saved[i], 32) <= 0)
+			saved[i][0] = '\0';
+		saved[i][strcspn(saved[i], "\n")] = '\0';
+	}
+}
+
+static void restore_files(const char *dir, const char * const *names,
+			  unsigned int n, char (*saved)[32])
+{
+	char path[PATH_MAX];
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (!saved[i][0])
+			continue;
+		tunable_path(path, sizeof(path), dir, names[i]);
+		htmm_write_str(path, saved[i]);
+	}
+}
+
+FIXTURE_SETUP(htmm_split)
+{
+	if (!htmm_path_exists(HTMM_DEBUGFS_DIR "/inject"))
+		SKIP(return, "no htmm debugfs (CONFIG_HTMM_DEBUG)");
+	if (!htmm_path_exists(HTMM_THP_ENABLED))
+		SKIP(return, "no transparent huge pages");
+	htmm_cg_ctx_setup(_metadata, &self->c, true);
+	save_files(HTMM_SYSFS_DIR, tunables, NR_TUNABLES, self->saved);
+	save_files(KHUGEPAGED, khp_files, NR_KHP, self->khp);
+	ASSERT_EQ(0, htmm_thp_get(self->c.thp_saved,
+				  sizeof(self->c.thp_saved)));
+	ASSERT_EQ(0, htmm_thp_set("always"));
+	ASSERT_EQ(0, set_tunable("htmm_sampler", "inject"));
+	ASSERT_EQ(0, set_tunable("htmm_mode", "2"));
+	ASSERT_EQ(0, set_tunable("htmm_thres_split", "2"));
+	ASSERT_EQ(0, set_tunable("htmm_split_period", "1"));
+	ASSERT_EQ(0, set_tunable("htmm_cooling_period", "1024"));
+	ASSERT_EQ(0, set_tunable("htmm_adaptation_period", "256"));
+	ASSERT_EQ(0, set_tunable("htmm_promotion_period_in_ms", "100"));
+	ASSERT_EQ(0, set_tunable("htmm_demotion_period_in_ms", "100"));
+}
+
+FIXTURE_TEARDOWN(htmm_split)
+{
+	if (self->region)
+		munmap(self->region, REGION);
+	htmm_cg_enter(HTMM_CGROUP_ROOT, getpid());
+	htmm_cg_ctx_teardown(_metadata, &self->c);
+	restore_files(HTMM_SYSFS_DIR, tunables, NR_TUNABLES, self->saved);
+	restore_files(KHUGEPAGED, khp_files, NR_KHP, self->khp);
+}
+
+/*
+ * Enter the cgroup with budget @max0 on node 0 and fault a huge-page
+ * region in on node 1.  Skips if the region did not get huge pages.
+ */
+static void setup_region(struct __test_metadata *_metadata,
+			 const struct htmm_cg_ctx *c, char **region,
+			 const char *max0)
+{
+	unsigned long mask = 1UL << HTMM_SLOW_NODE;
+	long before, after;
+	char *p;
+
+	htmm_cg_ctx_write(_metadata, c, "memory.max_at_node0", max0);
+	htmm_cg_ctx_write(_metadata, c, "memory.htmm_enabled", "enabled");
+	ASSERT_EQ(0, htmm_cg_enter(c->cg, getpid()));
+	p = mmap(NULL, REGION + HPAGE_SZ, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	p = (char *)(((unsigned long)p + HPAGE_SZ - 1) & ~(HPAGE_SZ - 1));
+	*region = p;
+	ASSERT_EQ(0, madvise(p, REGION, MADV_HUGEPAGE));
+	ASSERT_EQ(0, syscall(SYS_mbind, p, REGION, HTMM_MPOL_BIND, &mask, 64, 0));
+	before = htmm_anon_huge_kb();
+	memset(p, 0x3c, REGION);
+	after = htmm_anon_huge_kb();
+	ASSERT_EQ(0, syscall(SYS_mbind, p, REGION, HTMM_MPOL_DEFAULT, NULL, 0, 0));
+	if (after - before < (long)(REGION / KiB) * 9 / 10)
+		SKIP(return, "the region got %ld kB of huge pages",
+		     after - before);
+}
+
+/* Inject @per samples on subpage @sub of every huge page (all if -1). */
+static int add_samples(char *region, int sub, int per)
+{
+	enum { LINE = 48 };
+	size_t n = sub < 0 ? REGION / PAGE_SZ : NR_HPAGES, i, off = 0;
+	size_t cap = 4096 * LINE;
+	char *buf = malloc(cap);
+	int k, ret = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (k = 0; k < per; k++) {
+		for (i = 0; i < n; i++) {
+			char *a = sub < 0 ? region + i * PAGE_SZ :
+				  region + i * HPAGE_SZ + sub * PAGE_SZ;
+
+			off += snprintf(buf + off, LINE, "%d %p load-slow\n",
+					(int)getpid(), a);
+			if (off > cap - LINE) {
+				if (htmm_write_file(HTMM_DEBUGFS_DIR "/inject", buf, off) < 0)
+					ret = -EIO;
+				off = 0;
+			}
+		}
+	}
+	if (off && htmm_write_file(HTMM_DEBUGFS_DIR "/inject", buf, off) < 0)
+		ret = -EIO;
+	free(buf);
+	return ret;
+}
+
+/* Hot subpages (HOT_SUB of each huge page) on node 0. */
+static int hot_on_fast(char *region)
+{
+	void *pages[NR_HPAGES];
+	int status[NR_HPAGES], n = 0;
+	unsigned long i;
+
+	for (i = 0; i < NR_HPAGES; i++)
+		pages[i] = region + i * HPAGE_SZ + HOT_SUB * PAGE_SZ;
+	if (syscall(SYS_move_pages, 0, NR_HPAGES, pages, NULL, status, 0))
+		return -errno;
+	for (i = 0; i < NR_HPAGES; i++)
+		n += status[i] == HTMM_FAST_NODE;
+	return n;
+}
+
+/* Skewed huge pages are split; their hot subpages alone go to node 0. */
+TEST_F_TIMEOUT(htmm_split, skewed_split, 600)
+{
+	unsigned long per_node[HTMM_MAX_NODES], bad;
+	unsigned long long done = 0;
+	double t0 = htmm_now_s();
+	int hot = 0;
+
+	setup_region(_metadata, &self->c, &self->region, "1M");
+	while (htmm_now_s() - t0 < 400) {
+		ASSERT_EQ(0, add_samples(self->region, HOT_SUB, 8));
+		done = htmm_cg_ctx_stat(&self->c, "split_done");
+		hot = hot_on_fast(self->region);
+		if (done >= NR_HPAGES && hot == (int)NR_HPAGES)
+			break;
+		usleep(100000);
+	}
+	TH_LOG("after %.1f s: %llu huge pages split, %d of %lu hot subpages on node 0",
+	       htmm_now_s() - t0, done, hot, NR_HPAGES);
+	TH_LOG("split rounds %llu, requested %llu, failed %llu, stopped %llu",
+	       htmm_cg_ctx_stat(&self->c, "split_rounds"),
+	       htmm_cg_ctx_stat(&self->c, "split_requested"),
+	       htmm_cg_ctx_stat(&self->c, "split_failed"),
+	       htmm_cg_ctx_stat(&self->c, "split_stopped"));
+	TH_LOG("hit share %llu/1000, as if split %llu/1000; last round: %llu skewed, %llu chosen",
+	       htmm_cg_ctx_stat(&self->c, "split_hit_permille"),
+	       htmm_cg_ctx_stat(&self->c, "split_hit_permille_if_split"),
+	       htmm_cg_ctx_stat(&self->c, "split_last_skewed"),
+	       htmm_cg_ctx_stat(&self->c, "split_last_wanted"));
+	EXPECT_LE(NR_HPAGES, done);
+	EXPECT_EQ((int)NR_HPAGES, hot);
+	ASSERT_EQ(0, htmm_count_nodes(self->region, REGION, per_node, &bad));
+	TH_LOG("region: %lu KiB on node 0, %lu KiB on node 1",
+	       per_node[HTMM_FAST_NODE] * 4, per_node[HTMM_SLOW_NODE] * 4);
+	/* At most 4x the hot bytes in the fast tier (512x without split). */
+	EXPECT_GE(4 * NR_HPAGES, per_node[HTMM_FAST_NODE]);
+	EXPECT_LE(REGION / PAGE_SZ - 4 * NR_HPAGES, per_node[HTMM_SLOW_NODE]);
+	EXPECT_LT(0ULL, htmm_cg_ctx_stat(&self->c, "skew_10"));
+}
+
+/* Uniformly accessed huge pages stay whole and are promoted whole. */
+TEST_F_TIMEOUT(htmm_split, uniform_stays_whole, 600)
+{
+	unsigned long per_node[HTMM_MAX_NODES], bad;
+	unsigned long long rounds = 0;
+	double t0 = htmm_now_s();
+	long huge_kb;
+
+	setup_region(_metadata, &self->c, &self->region, "128M");
+	while (htmm_now_s() - t0 < 400) {
+		ASSERT_EQ(0, add_samples(self->region, -1, 1));
+		rounds = htmm_cg_ctx_stat(&self->c, "split_rounds");
+		ASSERT_EQ(0, htmm_count_nodes(self->region, REGION, per_node,
+					      &bad));
+		if (rounds >= 3 && per_node[HTMM_FAST_NODE] == REGION / PAGE_SZ)
+			break;
+	}
+	huge_kb = htmm_anon_huge_kb();
+	TH_LOG("after %.1f s: %llu split rounds, %lu of %lu pages on node 0, AnonHugePages %ld kB",
+	       htmm_now_s() - t0, rounds, per_node[HTMM_FAST_NODE],
+	       REGION / PAGE_SZ, huge_kb);
+	TH_LOG("promoted %llu, failed %llu, queued %llu, skipped (isolated) %llu",
+	       htmm_cg_ctx_stat(&self->c, "promoted"),
+	       htmm_cg_ctx_stat(&self->c, "migrate_failed"),
+	       htmm_cg_ctx_stat(&self->c, "promotion_queue"),
+	       htmm_cg_ctx_stat(&self->c, "skipped_isolated"));
+	EXPECT_LE(3ULL, rounds);
+	EXPECT_EQ(REGION / PAGE_SZ, per_node[HTMM_FAST_NODE]);
+	EXPECT_EQ(0ULL, htmm_cg_ctx_stat(&self->c, "split_done"));
+	EXPECT_LE((long)(REGION / KiB), huge_kb);
+}
+
+/* htmm_thres_split=0: skewed huge pages are left whole. */
+TEST_F_TIMEOUT(htmm_split, thres_split_zero, 600)
+{
+	unsigned long long rounds = 0;
+	double t0 = htmm_now_s();
+
+	ASSERT_EQ(0, set_tunable("htmm_thres_split", "0"));
+	setup_region(_metadata, &self->c, &self->region, "1M");
+	while (htmm_now_s() - t0 < 400) {
+		ASSERT_EQ(0, add_samples(self->region, HOT_SUB, 8));
+		rounds = htmm_cg_ctx_stat(&self->c, "split_rounds");
+		if (rounds >= 3)
+			break;
+	}
+	TH_LOG("%llu split rounds after %.1f s", rounds, htmm_now_s() - t0);
+	EXPECT_LE(3ULL, rounds);
+	EXPECT_EQ(0ULL, htmm_cg_ctx_stat(&self->c, "split_requested"));
+	EXPECT_EQ(0ULL, htmm_cg_ctx_stat(&self->c, "split_done"));
+	EXPECT_LE((long)(REGION / KiB), htmm_anon_huge_kb());
+}
+
+/* Read every page, so that khugepaged sees the range referenced. */
+static void read_all(char *p)
+{
+	size_t i;
+
+	for (i = 0; i < REGION; i += PAGE_SZ)
+		asm volatile("" : : "r" (p[i]));
+}
+
+/*
+ * khugepaged scanning as fast as it can leaves the split ranges alone
+ * during the cooldown, and collapses them once the cooldown is over.
+ */
+TEST_F_TIMEOUT(htmm_split, no_recollapse, 900)
+{
+	unsigned long long scans0 = 0, scans = 0;
+	double t0 = htmm_now_s();
+	long huge_kb = 0;
+
+	ASSERT_EQ(0, set_tunable("htmm_split_cooldown_ms", "3600000"));
+	setup_region(_metadata, &self->c, &self->region, "1M");
+	while (htmm_now_s() - t0 < 400) {
+		ASSERT_EQ(0, add_samples(self->region, HOT_SUB, 8));
+		if (htmm_cg_ctx_stat(&self->c, "split_done") >= NR_HPAGES)
+			break;
+		usleep(100000);
+	}
+	ASSERT_LE(NR_HPAGES, htmm_cg_ctx_stat(&self->c, "split_done"));
+	/* Splitting is done: no more samples, so no more split rounds. */
+	ASSERT_EQ(0, htmm_write_str(KHUGEPAGED "/scan_sleep_millisecs", "10"));
+	ASSERT_EQ(0, htmm_write_str(KHUGEPAGED "/alloc_sleep_millisecs", "10"));
+	ASSERT_EQ(0, htmm_write_str(KHUGEPAGED "/pages_to_scan", "65536"));
+	ASSERT_EQ(0, htmm_read_value(KHUGEPAGED "/full_scans", &scans0));
+	t0 = htmm_now_s();
+	while (htmm_now_s() - t0 < 300) {
+		read_all(self->region);
+		ASSERT_EQ(0, htmm_read_value(KHUGEPAGED "/full_scans", &scans));
+		if (scans >= scans0 + 3)
+			break;
+		usleep(100000);
+	}
+	huge_kb = htmm_anon_huge_kb();
+	TH_LOG("%llu full khugepaged scans in %.1f s; AnonHugePages %ld kB",
+	       scans - scans0, htmm_now_s() - t0, huge_kb);
+	ASSERT_LE(scans0 + 3, scans);
+	EXPECT_GT((long)(REGION / KiB) / 8, huge_kb)
+		TH_LOG("khugepaged collapsed ranges htmm split");
+
+	/* Once the cooldown is over, khugepaged may collapse them again. */
+	ASSERT_EQ(0, set_tunable("htmm_split_cooldown_ms", "0"));
+	t0 = htmm_now_s();
+	while (htmm_now_s() - t0 < 300) {
+		read_all(self->region);
+		huge_kb = htmm_anon_huge_kb();
+		if (huge_kb >= (long)(REGION / KiB) / 2)
+			break;
+		usleep(100000);
+	}
+	TH_LOG("after the cooldown: AnonHugePages %ld kB after %.1f s",
+	       huge_kb, htmm_now_s() - t0);
+	EXPECT_LE((long)(REGION / KiB) / 2, huge_kb);
+}
+
+/* The firmware's (HMAT) latencies become the tier latencies. */
+TEST_F(htmm_split, latency_from_hmat)
+{
+	char path[PATH_MAX];
+	unsigned long long hmat_fast = 0, hmat_slow = 0, fast = 0, slow = 0;
+
+	snprintf(path, sizeof(path), HTMM_NODE_DIR "/node%d/access1/initiators/read_latency",
+		 HTMM_FAST_NODE);
+	if (htmm_read_value(path, &hmat_fast))
+		SKIP(return, "no HMAT latencies for node %d", HTMM_FAST_NODE);
+	snprintf(path, sizeof(path), HTMM_NODE_DIR "/node%d/access1/initiators/read_latency",
+		 HTMM_SLOW_NODE);
+	ASSERT_EQ(0, htmm_read_value(path, &hmat_slow));
+	/* Read at boot and at enable, unless an administrator wrote them. */
+	htmm_cg_ctx_write(_metadata, &self->c, "memory.htmm_enabled", "enabled");
+	ASSERT_EQ(0, htmm_read_value(HTMM_SYSFS_DIR "/htmm_fast_latency_ns",
+				     &fast));
+	ASSERT_EQ(0, htmm_read_value(HTMM_SYSFS_DIR "/htmm_slow_latency_ns",
+				     &slow));
+	TH_LOG("HMAT %llu/%llu ns, tunables %llu/%llu ns", hmat_fast,
+	       hmat_slow, fast, slow);
+	EXPECT_EQ(hmat_fast, fast);
+	EXPECT_EQ(hmat_slow, slow);
+}
+
+TEST_HARNESS_MAIN
