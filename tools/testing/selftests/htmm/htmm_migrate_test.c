@@ -403,6 +403,31 @@ static unsigned long bad_pages(char *p, size_t len)
 }
 
 /*
+ * One round of the huge-page churn: with @open, no budget until more
+ * pages were promoted; else an 8 MiB budget until the cgroup is within it.
+ * One subpage of every huge page of the hot part gets the samples.
+ */
+static void churn_thp_round(struct __test_metadata *_metadata,
+			    const struct htmm_cg_ctx *c, char *hotp,
+			    size_t part, bool open)
+{
+	unsigned long long promoted = htmm_cg_ctx_stat(c, "promoted");
+	double t0 = htmm_now_s();
+
+	htmm_cg_ctx_write(_metadata, c, "memory.max_at_node0",
+			  open ? "max" : "8M");
+	while (htmm_now_s() - t0 < 60) {
+		ASSERT_EQ(0, inject_stride(hotp + 3 * PAGE_SZ, part, HPAGE_SZ,
+					   16));
+		if (open ? htmm_cg_ctx_stat(c, "promoted") > promoted :
+		    htmm_cg_ctx_stat(c, "resident_node0") <= 10 * MiB)
+			return;
+		usleep(100000);
+	}
+	TH_LOG("round (%s budget) did not settle in 60 s", open ? "no" : "8M");
+}
+
+/*
  * Data integrity under migration churn: max_at_node0 goes up and down,
  * the hot part moves, a child reads its copy while the parent writes.
  * With @thp the memory is huge pages and only one subpage of each huge
@@ -453,11 +478,16 @@ static void churn(struct __test_metadata *_metadata,
 	for (round = 0; round < 8; round++) {
 		char *hotp = p + (round % (len / part)) * part;
 
-		htmm_cg_ctx_write(_metadata, c, "memory.max_at_node0", limits[round % 4]);
 		if (thp) {
-			ASSERT_EQ(0, inject_stride(hotp + 3 * PAGE_SZ, part,
-						   HPAGE_SZ, 64));
+			/*
+			 * Huge pages: alternate a budget far below the hot
+			 * part and none, and wait for the pages to follow,
+			 * so that splits, promotions and demotions all run.
+			 */
+			churn_thp_round(_metadata, c, hotp, part, round % 2);
 		} else {
+			htmm_cg_ctx_write(_metadata, c, "memory.max_at_node0",
+					  limits[round % 4]);
 			ASSERT_EQ(0, inject_range(hotp, part, 2));
 		}
 		/* Rewrite a slice while pages migrate under it. */
