@@ -45,7 +45,7 @@ configs=${CONFIGS:-none autonuma damon htmm-abit htmm-inject ceiling}
 secs=${SECONDS_PER_RUN:-60}
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive number"
 [[ "$secs" =~ ^[1-9][0-9]*$ ]] || die "SECONDS_PER_RUN must be a positive number"
-out=$BUILD/logs/bench-tiering
+out=${BENCH_OUT:-$BUILD/logs/bench-tiering}
 rm -rf "$out"
 mkdir -p "$out"
 # $1 scenario, $2 config, $3 file stem, $4 seconds, $5... run-vm.sh options

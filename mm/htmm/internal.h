@@ -195,6 +195,7 @@ struct htmm_memcg {
 	u32 split_last_share;		/* hit share before the last round */
 	u64 split_last_nr;		/* huge pages split in the last round */
 	int split_stop_gap;		/* hit share gap when it stopped */
+	unsigned int split_pause;	/* rounds until it tries again */
 	u32 split_now_share;		/* hit share at the last round */
 	u32 split_split_share;		/* ... as if every huge page split */
 	u64 split_last_skewed;		/* splittable huge pages seen */

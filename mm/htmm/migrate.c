@@ -100,11 +100,11 @@ struct htmm_demote_need {
  * @budget: The budget in pages.
  * @permille: The watermark, per mille of @budget.
  *
- * Return: @budget * @permille / 1000, rounded up.
+ * Return: @budget * @permille / 1000, rounded down.
  */
 u64 htmm_wmark_pages(u64 budget, unsigned int permille)
 {
-	return div_u64(budget * permille + 999, 1000);
+	return div_u64(budget * permille, 1000);
 }
 
 static unsigned long htmm_node_budget(struct htmm_memcg *hm, int nid)

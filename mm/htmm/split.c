@@ -15,7 +15,8 @@
  * cold subpages on a fast node are demoted.
  *
  * Splitting stops by itself for a cgroup when a round that split something
- * did not raise the hit share; a new budget starts it again.  Samples of
+ * did not raise the hit share; a new budget, a grown gap or eight rounds
+ * later start it again.  Samples of
  * the Accessed-bit source on a huge page's PMD do not say which subpage
  * was accessed, so they never make a huge page look skewed.
  */
@@ -36,6 +37,8 @@
 
 /* Growth of the gap, per mille, that starts a stopped splitter again. */
 #define HTMM_SPLIT_REGAP	50
+/* Rounds a stopped splitter waits before it tries again. */
+#define HTMM_SPLIT_PAUSE	8
 
 #include <trace/events/htmm.h>
 
@@ -133,16 +136,21 @@ void htmm_split_round(struct mem_cgroup *memcg)
 	gap = (int)split_share - (int)now_share;
 	/*
 	 * Stop when the last round split something and the hit share did
-	 * not rise; start again with a new budget, or when the gap has grown
-	 * by HTMM_SPLIT_REGAP since.
+	 * not rise.  Start again with a new budget, when the gap has grown
+	 * by HTMM_SPLIT_REGAP, or after HTMM_SPLIT_PAUSE rounds, since one
+	 * round can be unlucky (a cooling between two rounds moves the
+	 * estimates too).
 	 */
 	if (hm->split_last_nr && now_share <= hm->split_last_share &&
 	    !hm->split_stopped) {
 		hm->split_stopped = true;
 		hm->split_stop_gap = gap;
+		hm->split_pause = HTMM_SPLIT_PAUSE;
 	} else if (hm->split_stopped &&
-		   gap >= hm->split_stop_gap + HTMM_SPLIT_REGAP) {
+		   (gap >= hm->split_stop_gap + HTMM_SPLIT_REGAP ||
+		    !--hm->split_pause)) {
 		hm->split_stopped = false;
+		hm->split_last_nr = 0;
 	}
 	stopped = hm->split_stopped;
 	hm->split_now_share = now_share;

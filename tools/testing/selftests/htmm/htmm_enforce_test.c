@@ -128,14 +128,36 @@ FIXTURE(htmm_enforce) {
 	struct htmm_cg_ctx c;
 };
 
+/*
+ * These tests check where the allocator puts pages, so kmigraterd must
+ * not move them meanwhile: htmm_mode 0 (classify only) while they run.
+ */
+static char saved_mode[16];
+
+static void migration_off(struct __test_metadata *_metadata)
+{
+	ASSERT_LT(0, htmm_read_file(HTMM_SYSFS_DIR "/htmm_mode", saved_mode,
+				    sizeof(saved_mode)));
+	saved_mode[strcspn(saved_mode, "\n")] = '\0';
+	ASSERT_EQ(0, htmm_tunable_set("htmm_mode", "0"));
+}
+
+static void migration_restore(void)
+{
+	if (saved_mode[0])
+		htmm_tunable_set("htmm_mode", saved_mode);
+}
+
 FIXTURE_SETUP(htmm_enforce)
 {
+	migration_off(_metadata);
 	htmm_cg_ctx_setup(_metadata, &self->c, true);
 }
 
 FIXTURE_TEARDOWN(htmm_enforce)
 {
 	htmm_cg_ctx_teardown(_metadata, &self->c);
+	migration_restore();
 }
 
 /*
@@ -339,12 +361,14 @@ FIXTURE_VARIANT_ADD(htmm_policy, set_mempolicy_interleave) {
 
 FIXTURE_SETUP(htmm_policy)
 {
+	migration_off(_metadata);
 	htmm_cg_ctx_setup(_metadata, &self->c, true);
 }
 
 FIXTURE_TEARDOWN(htmm_policy)
 {
 	htmm_cg_ctx_teardown(_metadata, &self->c);
+	migration_restore();
 }
 
 TEST_F_TIMEOUT(htmm_policy, wins_over_limit, WORKLOAD_TIMEOUT)
