@@ -193,7 +193,7 @@ struct htmm_memcg {
 	bool split_due;			/* a cooling asks for a split round */
 	bool split_stopped;		/* the last round gained nothing */
 	u32 split_last_share;		/* hit share before the last round */
-	u64 split_last_nr;		/* huge pages split in the last round */
+	u64 split_last_nr;		/* huge pages it split for the gap */
 	int split_stop_gap;		/* hit share gap when it stopped */
 	unsigned int split_pause;	/* rounds until it tries again */
 	u32 split_now_share;		/* hit share at the last round */
@@ -204,6 +204,7 @@ struct htmm_memcg {
 	u64 nr_split_requested;
 	u64 nr_split_done;
 	u64 nr_split_failed;
+	u64 nr_split_for_room;		/* ... of them to free a full node */
 	u64 skew_hist[HTMM_NR_SKEW];	/* huge pages seen in the last round */
 
 	/* On htmm_enabled_list while enabled; under htmm_list_lock. */
@@ -286,6 +287,7 @@ struct folio *htmm_get_folio(unsigned long pfn);
 bool htmm_folio_in(struct folio *folio, struct mem_cgroup *memcg);
 enum htmm_skip htmm_isolate(struct folio *folio, struct list_head *list);
 void htmm_count_skip(struct htmm_memcg *hm, enum htmm_skip why, long nr);
+unsigned long htmm_promote_room(struct mem_cgroup *memcg, int nid);
 unsigned long htmm_migrate_list(struct mem_cgroup *memcg,
 				struct list_head *list, int src_nid, int nid,
 				nodemask_t *allowed, bool up);

@@ -133,8 +133,15 @@ static unsigned long htmm_node_room(int nid)
 	return room;
 }
 
-/* Pages @memcg may still promote into @nid now. */
-static unsigned long htmm_promote_room(struct mem_cgroup *memcg, int nid)
+/**
+ * htmm_promote_room - Pages a cgroup may still promote into a node now.
+ * @memcg: An htmm cgroup.
+ * @nid: A fast node.
+ *
+ * Return: What is left of the cgroup's budget on @nid below the promotion
+ * watermark, at most the node's free pages above its zones' high marks.
+ */
+unsigned long htmm_promote_room(struct mem_cgroup *memcg, int nid)
 {
 	struct htmm_memcg *hm = htmm_memcg(memcg);
 	unsigned long budget = htmm_node_budget(hm, nid);

@@ -240,28 +240,59 @@ u32 htmm_hit_permille(const struct htmm_hist *h, u64 capacity)
 	return total ? (u32)htmm_div(hit * 1000, total) : 0;
 }
 
+/* floor(sqrt(@x)), bit by bit. */
+static u64 htmm_isqrt(u64 x)
+{
+	u64 root = 0, bit = 1ULL << 62;
+
+	while (bit > x)
+		bit >>= 2;
+	while (bit) {
+		if (x >= root + bit) {
+			x -= root + bit;
+			root = (root >> 1) + bit;
+		} else {
+			root >>= 1;
+		}
+		bit >>= 2;
+	}
+	return root;
+}
+
+/* Colliding sample pairs a skew class needs beyond the noise. */
+#define HTMM_SKEW_SLACK	3
+
 /**
  * htmm_skew_class - How concentrated the accesses of a huge page are.
  * @n: Samples on the huge page (the sum of its subpage counts).
  * @sumsq: The sum of the squares of its subpage counts.
  * @nr: Its number of subpages.
  *
- * nr * (sumsq - n) / (n * (n - 1)) estimates nr times the sum of the
- * squared access probabilities of the subpages, without the bias of a
- * small sample: about 1 when every subpage is accessed alike, @nr when one
- * subpage takes all accesses.  Callers keep @n below 2^25.
+ * (sumsq - n) / 2 counts the pairs of samples that fell on the same
+ * subpage, and nr * (sumsq - n) / (n * (n - 1)) estimates nr times the sum
+ * of the squared access probabilities of the subpages: about 1 when every
+ * subpage is accessed alike, @nr when one subpage takes all accesses.  A
+ * few samples on a uniform huge page may collide by chance, so the pairs
+ * are first lowered by three standard deviations (three times their square
+ * root, as for a Poisson count) and HTMM_SKEW_SLACK: the class is a lower
+ * bound.  Callers keep @n below 2^25.
  *
- * Return: 0 with fewer than two samples or when the estimate is below 1,
- * else its log2 plus one: 1 for uniform accesses up to log2(@nr) + 1.
+ * Return: 0 when the samples cannot tell the huge page from a uniform one
+ * or when the bound is below 1, else the bound's log2 plus one: up to
+ * log2(@nr) for all samples on one subpage.
  */
 unsigned int htmm_skew_class(u64 n, u64 sumsq, unsigned int nr)
 {
-	u64 ratio;
+	u64 pairs, noise, ratio;
 	unsigned int class = 0;
 
 	if (n < 2 || sumsq <= n)
 		return 0;
-	ratio = htmm_div((u64)nr * (sumsq - n), n * (n - 1));
+	pairs = (sumsq - n) / 2;
+	noise = 3 * htmm_isqrt(pairs) + HTMM_SKEW_SLACK;
+	if (pairs <= noise)
+		return 0;
+	ratio = htmm_div((u64)nr * 2 * (pairs - noise), n * (n - 1));
 	while (ratio) {
 		class++;
 		ratio >>= 1;

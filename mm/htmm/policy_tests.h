@@ -197,11 +197,17 @@ static void pt_skew_class(struct htmm_ptest *t)
 	PT_EXPECT_EQ(t, htmm_skew_class(512, 512, 512), 0);
 	/* Two samples on each subpage: more even than chance, class 0. */
 	PT_EXPECT_EQ(t, htmm_skew_class(1024, 2048, 512), 0);
-	/* All 100 samples on one subpage: the most skewed class. */
-	PT_EXPECT_EQ(t, htmm_skew_class(100, 10000, 512), 10);
-	/* Half the subpages, ten samples each: ratio 1.8. */
+	/* Ten samples, one pair on a subpage: chance, not skew. */
+	PT_EXPECT_EQ(t, htmm_skew_class(10, 12, 512), 0);
+	/* Forty samples, four pairs (about the chance of 1.5): uniform. */
+	PT_EXPECT_EQ(t, htmm_skew_class(40, 48, 512), 0);
+	/* Six samples, all on one subpage: already clearly skewed. */
+	PT_EXPECT_EQ(t, htmm_skew_class(6, 36, 512), 7);
+	/* All 100 samples on one subpage: ratio 489 at least, class 9. */
+	PT_EXPECT_EQ(t, htmm_skew_class(100, 10000, 512), 9);
+	/* Half the subpages, ten samples each: ratio 1.75 at least. */
 	PT_EXPECT_EQ(t, htmm_skew_class(2560, 256 * 100, 512), 1);
-	/* An eighth of them: ratio 7.2. */
+	/* An eighth of them: ratio 6.8 at least. */
 	PT_EXPECT_EQ(t, htmm_skew_class(640, 64 * 100, 512), 3);
 }
 

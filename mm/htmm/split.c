@@ -16,7 +16,16 @@
  *
  * Splitting stops by itself for a cgroup when a round that split something
  * did not raise the hit share; a new budget, a grown gap or eight rounds
- * later start it again.  Samples of
+ * later start it again.
+ *
+ * The hit-share gap does not see huge pages that were promoted whole
+ * before they looked skewed: once they fill the budget, the hit share is
+ * as good as it gets, yet most of their bytes are cold.  So each round
+ * also splits the skewed huge pages it saw on a fast node the cgroup has
+ * no room left in (htmm_promote_room()), whatever the gap; their cold
+ * subpages are demoted and the budget goes back to hotter data.  These
+ * splits are also counted in split_for_room, and they do not count in the
+ * stop rule.  Samples of
  * the Accessed-bit source on a huge page's PMD do not say which subpage
  * was accessed, so they never make a huge page look skewed.
  */
@@ -39,6 +48,8 @@
 #define HTMM_SPLIT_REGAP	50
 /* Rounds a stopped splitter waits before it tries again. */
 #define HTMM_SPLIT_PAUSE	8
+/* In a candidate's class byte: it sits on a fast node that is full. */
+#define HTMM_SPLIT_ROOM		0x80
 
 #include <trace/events/htmm.h>
 
@@ -104,21 +115,31 @@ void htmm_split_round(struct mem_cgroup *memcg)
 	struct htmm_memcg *hm = htmm_memcg(memcg);
 	unsigned int thres = READ_ONCE(htmm_params.thres_split);
 	u64 skew[HTMM_NR_SKEW] = { 0 }, nr_skewed = 0, nr_split, done = 0;
-	u64 requested = 0, failed = 0;
+	u64 requested = 0, failed = 0, nr_room = 0, for_room = 0;
+	u64 done_room = 0;
 	struct htmm_hist hist, split;
 	unsigned long *pfns, flags;
 	unsigned int n = 0, i, k;
 	u32 now_share, split_share;
+	nodemask_t full = NODE_MASK_NONE;
 	struct folio *folio;
-	int c, gap;
+	int c, gap, nid;
+	bool stopped, splitting, room;
 	u8 *class;
-	bool stopped;
 	u64 cap;
 
 	pfns = kvmalloc_array(HTMM_THP_RING, sizeof(*pfns) + 1, GFP_KERNEL);
 	if (!pfns)
 		return;
 	class = (u8 *)(pfns + HTMM_THP_RING);
+	splitting = thres &&
+		    READ_ONCE(htmm_params.mode) == HTMM_MODE_HUGEPAGE;
+	if (splitting) {
+		for_each_node_state(nid, N_MEMORY)
+			if (htmm_node_is_fast(nid) &&
+			    !htmm_promote_room(memcg, nid))
+				node_set(nid, full);
+	}
 
 	spin_lock_irqsave(&hm->lock, flags);
 	hm->split_due = false;
@@ -163,6 +184,7 @@ void htmm_split_round(struct mem_cgroup *memcg)
 		if (!folio)
 			continue;
 		c = -ENODEV;
+		nid = folio_nid(folio);
 		if (folio_test_large(folio) && htmm_folio_in(folio, memcg))
 			c = htmm_folio_skew(folio, memcg);
 		folio_put(folio);
@@ -170,25 +192,38 @@ void htmm_split_round(struct mem_cgroup *memcg)
 			continue;
 		c = min(c, HTMM_NR_SKEW - 1);
 		skew[c]++;
-		if (thres && c >= thres) {
-			pfns[nr_skewed] = pfns[i];
-			class[nr_skewed++] = c;
+		if (!thres || c < thres)
+			continue;
+		pfns[nr_skewed] = pfns[i];
+		class[nr_skewed] = c;
+		if (node_isset(nid, full)) {
+			class[nr_skewed] |= HTMM_SPLIT_ROOM;
+			nr_room++;
 		}
+		nr_skewed++;
 	}
 
 	nr_split = 0;
-	if (READ_ONCE(htmm_params.mode) == HTMM_MODE_HUGEPAGE && !stopped)
+	if (splitting && !stopped)
 		nr_split = htmm_split_count(nr_skewed, gap,
 					    READ_ONCE(htmm_params.gamma),
 					    READ_ONCE(htmm_params.fast_latency_ns),
 					    READ_ONCE(htmm_params.slow_latency_ns));
+	if (!splitting)
+		nr_room = 0;
 	trace_htmm_split_decision(mem_cgroup_id(memcg), now_share, split_share,
-				  nr_skewed, nr_split);
+				  nr_skewed, nr_split, nr_room);
 
-	/* The most skewed first. */
-	for (k = HTMM_NR_SKEW; k-- > 0 && requested < nr_split;) {
-		for (i = 0; i < nr_skewed && requested < nr_split; i++) {
-			if (class[i] != k)
+	/*
+	 * The most skewed first: nr_split of them for the gap, and every
+	 * one on a full fast node to give the budget back.
+	 */
+	for (k = HTMM_NR_SKEW; k-- > 0 && (nr_split || nr_room);) {
+		for (i = 0; i < nr_skewed; i++) {
+			if ((class[i] & ~HTMM_SPLIT_ROOM) != k)
+				continue;
+			room = nr_room && (class[i] & HTMM_SPLIT_ROOM);
+			if (!room && requested - for_room >= nr_split)
 				continue;
 			folio = htmm_get_folio(pfns[i]);
 			if (!folio)
@@ -199,8 +234,11 @@ void htmm_split_round(struct mem_cgroup *memcg)
 				continue;
 			}
 			requested++;
+			for_room += room;
 			if (htmm_split_one(memcg, folio))
 				failed++;
+			else if (room)
+				done_room++;
 			else
 				done++;
 			folio_put(folio);
@@ -212,16 +250,18 @@ void htmm_split_round(struct mem_cgroup *memcg)
 	spin_lock_irqsave(&hm->lock, flags);
 	hm->nr_split_rounds++;
 	hm->nr_split_requested += requested;
-	hm->nr_split_done += done;
+	hm->nr_split_done += done + done_room;
 	hm->nr_split_failed += failed;
+	hm->nr_split_for_room += done_room;
 	hm->split_last_share = now_share;
+	/* Splits for room do not aim at the hit share: not in the stop rule. */
 	hm->split_last_nr = done;
 	hm->split_last_skewed = nr_skewed;
-	hm->split_last_wanted = nr_split;
+	hm->split_last_wanted = nr_split + nr_room;
 	memcpy(hm->skew_hist, skew, sizeof(skew));
 	spin_unlock_irqrestore(&hm->lock, flags);
 	count_vm_events(HTMM_NR_SPLIT_REQUESTED, requested);
-	count_vm_events(HTMM_NR_SPLIT_DONE, done);
+	count_vm_events(HTMM_NR_SPLIT_DONE, done + done_room);
 	count_vm_events(HTMM_NR_SPLIT_FAILED, failed);
 }
 
@@ -233,6 +273,7 @@ void htmm_split_round(struct mem_cgroup *memcg)
 void htmm_split_stat(struct htmm_memcg *hm, struct seq_file *m)
 {
 	u64 skew[HTMM_NR_SKEW], rounds, req, done, failed, skewed, wanted;
+	u64 for_room;
 	u32 now_share, split_share;
 	unsigned long flags;
 	bool stopped;
@@ -248,6 +289,7 @@ void htmm_split_stat(struct htmm_memcg *hm, struct seq_file *m)
 	req = hm->nr_split_requested;
 	done = hm->nr_split_done;
 	failed = hm->nr_split_failed;
+	for_room = hm->nr_split_for_room;
 	stopped = hm->split_stopped;
 	spin_unlock_irqrestore(&hm->lock, flags);
 
@@ -255,6 +297,7 @@ void htmm_split_stat(struct htmm_memcg *hm, struct seq_file *m)
 	seq_printf(m, "split_requested %llu\n", req);
 	seq_printf(m, "split_done %llu\n", done);
 	seq_printf(m, "split_failed %llu\n", failed);
+	seq_printf(m, "split_for_room %llu\n", for_room);
 	seq_printf(m, "split_stopped %d\n", stopped);
 	seq_printf(m, "split_hit_permille %u\n", now_share);
 	seq_printf(m, "split_hit_permille_if_split %u\n", split_share);

@@ -59,22 +59,25 @@ TRACE_EVENT(htmm_cooling,
 TRACE_EVENT(htmm_split_decision,
 	    TP_PROTO(unsigned short memcg_id, unsigned int share_now,
 		     unsigned int share_split, unsigned long long nr_skewed,
-		     unsigned long long nr_split),
-	    TP_ARGS(memcg_id, share_now, share_split, nr_skewed, nr_split),
+		     unsigned long long nr_split, unsigned long long nr_room),
+	    TP_ARGS(memcg_id, share_now, share_split, nr_skewed, nr_split,
+		    nr_room),
 	    TP_STRUCT__entry(__field(unsigned short, memcg_id)
 			     __field(unsigned int, share_now)
 			     __field(unsigned int, share_split)
 			     __field(unsigned long long, nr_skewed)
-			     __field(unsigned long long, nr_split)),
+			     __field(unsigned long long, nr_split)
+			     __field(unsigned long long, nr_room)),
 	    TP_fast_assign(__entry->memcg_id = memcg_id;
 			   __entry->share_now = share_now;
 			   __entry->share_split = share_split;
 			   __entry->nr_skewed = nr_skewed;
-			   __entry->nr_split = nr_split;),
-	    TP_printk("memcg=%u hit_permille=%u split_hit_permille=%u skewed=%llu split=%llu",
+			   __entry->nr_split = nr_split;
+			   __entry->nr_room = nr_room;),
+	    TP_printk("memcg=%u hit_permille=%u split_hit_permille=%u skewed=%llu split=%llu split_for_room=%llu",
 		      __entry->memcg_id, __entry->share_now,
 		      __entry->share_split, __entry->nr_skewed,
-		      __entry->nr_split)
+		      __entry->nr_split, __entry->nr_room)
 );
 
 #endif /* _TRACE_HTMM_H */

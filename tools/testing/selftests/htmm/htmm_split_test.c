@@ -23,7 +23,8 @@ static const char * const tunables[] = {
 	"htmm_sampler", "htmm_mode", "htmm_thres_split", "htmm_split_period",
 	"htmm_cooling_period", "htmm_adaptation_period",
 	"htmm_promotion_period_in_ms", "htmm_demotion_period_in_ms",
-	"htmm_split_cooldown_ms",
+	"htmm_split_cooldown_ms", "htmm_promotion_watermark",
+	"htmm_demotion_watermark",
 };
 
 #define NR_TUNABLES	ARRAY_SIZE(tunables)
@@ -114,13 +115,13 @@ FIXTURE_TEARDOWN(htmm_split)
 
 /*
  * Enter the cgroup with budget @max0 on node 0 and fault a huge-page
- * region in on node 1.  Skips if the region did not get huge pages.
+ * region in on node @nid.  Skips if the region did not get huge pages.
  */
-static void setup_region(struct __test_metadata *_metadata,
-			 const struct htmm_cg_ctx *c, char **region,
-			 const char *max0)
+static void setup_region_on(struct __test_metadata *_metadata,
+			    const struct htmm_cg_ctx *c, char **region,
+			    const char *max0, int nid)
 {
-	unsigned long mask = 1UL << HTMM_SLOW_NODE;
+	unsigned long mask = 1UL << nid;
 	long before, after;
 	char *p;
 
@@ -141,6 +142,28 @@ static void setup_region(struct __test_metadata *_metadata,
 	if (after - before < (long)(REGION / KiB) * 9 / 10)
 		SKIP(return, "the region got %ld kB of huge pages",
 		     after - before);
+}
+
+/* The same, on the slow node. */
+static void setup_region(struct __test_metadata *_metadata,
+			 const struct htmm_cg_ctx *c, char **region,
+			 const char *max0)
+{
+	setup_region_on(_metadata, c, region, max0, HTMM_SLOW_NODE);
+}
+
+/* Huge pages of the last round in the skew classes 8 and up. */
+static unsigned long long very_skewed(const struct htmm_cg_ctx *c)
+{
+	unsigned long long n = 0;
+	char name[16];
+	int k;
+
+	for (k = 8; k < 16; k++) {
+		snprintf(name, sizeof(name), "skew_%d", k);
+		n += htmm_cg_ctx_stat(c, name);
+	}
+	return n;
 }
 
 /* Inject @per samples on subpage @sub of every huge page (all if -1). */
@@ -229,6 +252,49 @@ TEST_F_TIMEOUT(htmm_split, skewed_split, 600)
 	EXPECT_LE(REGION / PAGE_SZ - 4 * NR_HPAGES, per_node[HTMM_SLOW_NODE]);
 }
 
+/*
+ * Skewed huge pages already in a full fast tier are split too, whatever
+ * the hit-share gap, and their cold subpages give the budget back.
+ */
+TEST_F_TIMEOUT(htmm_split, skewed_on_fast_gives_room, 600)
+{
+	unsigned long per_node[HTMM_MAX_NODES], bad;
+	unsigned long long done = 0, room = 0;
+	double t0 = htmm_now_s();
+	int hot = 0;
+
+	/*
+	 * Budget 80 MiB: promotion stops at 60 MiB (watermark 25%), so the
+	 * 64 MiB region leaves no room, while nothing is over the budget to
+	 * demote (watermark 0).  Splitting only for the hit-share gap would
+	 * stop after a few huge pages: the rest fit in the capacity.
+	 */
+	ASSERT_EQ(0, set_tunable("htmm_promotion_watermark", "250"));
+	ASSERT_EQ(0, set_tunable("htmm_demotion_watermark", "0"));
+	setup_region_on(_metadata, &self->c, &self->region, "80M",
+			HTMM_FAST_NODE);
+	while (htmm_now_s() - t0 < 400) {
+		ASSERT_EQ(0, add_samples(self->region, HOT_SUB, 8));
+		done = htmm_cg_ctx_stat(&self->c, "split_done");
+		if (done >= NR_HPAGES)
+			break;
+		usleep(100000);
+	}
+	ASSERT_EQ(0, htmm_count_nodes(self->region, REGION, per_node, &bad));
+	room = htmm_cg_ctx_stat(&self->c, "split_for_room");
+	hot = hot_on_fast(self->region);
+	TH_LOG("after %.1f s: %llu huge pages split, %llu of them for room",
+	       htmm_now_s() - t0, done, room);
+	TH_LOG("%d of %lu hot subpages on node 0", hot, NR_HPAGES);
+	TH_LOG("region: %lu KiB on node 0, %lu KiB on node 1",
+	       per_node[HTMM_FAST_NODE] * 4, per_node[HTMM_SLOW_NODE] * 4);
+	EXPECT_LE(NR_HPAGES, done);
+	EXPECT_LT(0ULL, room);
+	EXPECT_EQ((int)NR_HPAGES, hot);
+	/* At most 4x the hot bytes in the fast tier. */
+	EXPECT_GE(4 * NR_HPAGES, per_node[HTMM_FAST_NODE]);
+}
+
 /* Uniformly accessed huge pages stay whole and are promoted whole. */
 TEST_F_TIMEOUT(htmm_split, uniform_stays_whole, 600)
 {
@@ -286,8 +352,8 @@ TEST_F_TIMEOUT(htmm_split, thres_split_zero, 600)
 	EXPECT_LE(3ULL, rounds);
 	EXPECT_EQ(0ULL, htmm_cg_ctx_stat(&self->c, "split_requested"));
 	EXPECT_EQ(0ULL, htmm_cg_ctx_stat(&self->c, "split_done"));
-	/* They were seen, and as skewed as can be. */
-	EXPECT_LT(0ULL, htmm_cg_ctx_stat(&self->c, "skew_10"));
+	/* They were seen, and found very skewed. */
+	EXPECT_LT(0ULL, very_skewed(&self->c));
 	EXPECT_LE((long)(REGION / KiB), htmm_anon_huge_kb());
 }
 
