@@ -9,7 +9,9 @@
 #                               DAMON, htmm with abit and htmm with injected
 #                               samples; skewed (huge pages with few hot
 #                               subpages) and uniform (huge pages accessed
-#                               evenly) under htmm with and without splitting
+#                               evenly), both under no migration, NUMA
+#                               balancing, DAMON and htmm with and
+#                               without splitting
 # tiering: SCENARIOS (converge skewed uniform); RUNS (3) runs per
 # configuration, one fresh guest each; CONFIGS to pick configurations of
 # the converge scenario (plus "ceiling": the hot region placed in the fast
@@ -64,7 +66,7 @@ configs_of() {
 	case "$1" in
 	converge) echo "$configs" ;;
 	skewed) echo "${SKEWED_CONFIGS:-none autonuma damon htmm-split htmm-nosplit}" ;;
-	uniform) echo "${UNIFORM_CONFIGS:-htmm-split htmm-nosplit}" ;;
+	uniform) echo "${UNIFORM_CONFIGS:-none autonuma damon htmm-split htmm-nosplit}" ;;
 	*) die "unknown scenario '$1' (converge, skewed or uniform)" ;;
 	esac
 }

@@ -294,6 +294,7 @@ unsigned long htmm_migrate_list(struct mem_cgroup *memcg,
 
 /* split.c: splitting skewed huge pages */
 void htmm_split_round(struct mem_cgroup *memcg);
+long htmm_split_for_room(struct mem_cgroup *memcg, struct folio *folio);
 void htmm_split_stat(struct htmm_memcg *hm, struct seq_file *m);
 void htmm_latency_from_firmware(void);
 

@@ -647,8 +647,6 @@ void htmm_folio_queue(struct folio *folio, struct mem_cgroup *memcg)
  * @folio: The folio; the caller holds a reference.
  * @memcg: The cgroup it is expected to be accounted in.
  *
- * Also lets the folio be remembered again for the next split round.
- *
  * Return: The class (see htmm_skew_class()), or -ENODEV if the folio is
  * not accounted in @memcg.
  */
@@ -668,7 +666,6 @@ int htmm_folio_skew(struct folio *folio, struct mem_cgroup *memcg)
 	spin_lock_irqsave(&hm->lock, flags);
 	if (h->memcg_id != mem_cgroup_id(memcg))
 		goto out;
-	h->flags &= ~HTMM_META_SEEN;
 	for (i = 0; i < nr; i++) {
 		m = i ? htmm_meta_get(folio_page(folio, i), &ext) : h;
 		if (!m)

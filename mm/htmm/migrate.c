@@ -509,7 +509,7 @@ static unsigned long htmm_demote_pfn(struct htmm_migrater *m,
 	enum htmm_skip why;
 	unsigned long next;
 	unsigned int i;
-	long nr;
+	long nr, sent;
 	int err;
 
 	folio = htmm_get_folio(pfn);
@@ -536,8 +536,25 @@ static unsigned long htmm_demote_pfn(struct htmm_migrater *m,
 	if (err == -ENODEV) {
 		/* Never sampled: as cold as it gets. */
 		memset(&info, 0, sizeof(info));
+		info.warm_bin = HTMM_BIN_NONE;
 	} else if (err) {
 		goto put;
+	}
+	/*
+	 * A huge page about to go down whole, or kept whole once cold folios
+	 * ran out, is split instead if it is skewed: only its subpages
+	 * without samples go down, the sampled ones stay.
+	 */
+	if (nr > 1 && (m->level >= HTMM_LEVEL_WARM ||
+		       htmm_demotable(&info, need, m->level))) {
+		sent = htmm_split_for_room(need->memcg, folio);
+		if (sent >= 0) {
+			m->wrap_progress += max(sent, 1L);
+			need->excess -= sent;
+			need->room -= sent;
+			m->tokens -= min_t(unsigned long, m->tokens, sent);
+			goto put;
+		}
 	}
 	if (!htmm_demotable(&info, need, m->level))
 		goto put;

@@ -11,8 +11,8 @@
  * split histogram).  The gap, the latency gap between the tiers and
  * htmm_gamma say how many of the skewed huge pages seen since the last
  * round to split (htmm_split_count()); the most skewed go first.  The
- * hot subpages of a split page are then queued for promotion and its
- * cold subpages on a fast node are demoted.
+ * hot subpages of a split page are then queued for promotion and, on a
+ * fast node, its subpages without samples are demoted.
  *
  * Splitting stops by itself for a cgroup when a round that split something
  * did not raise the hit share; a new budget, a grown gap or eight rounds
@@ -25,7 +25,8 @@
  * no room left in (htmm_promote_room()), whatever the gap; their cold
  * subpages are demoted and the budget goes back to hotter data.  These
  * splits are also counted in split_for_room, and they do not count in the
- * stop rule.  Samples of
+ * stop rule.  Demotion splits skewed huge pages too, rather than move
+ * their hot subpages down with them (htmm_split_for_room()).  Samples of
  * the Accessed-bit source on a huge page's PMD do not say which subpage
  * was accessed, so they never make a huge page look skewed.
  */
@@ -55,16 +56,20 @@
 
 /*
  * Split one huge page and place its parts: queue the hot subpages on a
- * slow node for promotion, demote the cold ones on a fast node.  The
- * caller holds a reference on @folio.  Return: 0 or the split error.
+ * slow node for promotion; on a fast node, demote the subpages without
+ * samples (the thresholds still reflect the huge page, so "not hot" could
+ * be a hot subpage; demotion judges the rest later, as base pages).  The
+ * caller holds a reference on @folio.  Return: the pages sent to a slower
+ * tier, or the split error.
  */
-static int htmm_split_one(struct mem_cgroup *memcg, struct folio *folio)
+static long htmm_split_one(struct mem_cgroup *memcg, struct folio *folio)
 {
 	unsigned long pfn = folio_pfn(folio), nr = folio_nr_pages(folio), i;
 	int nid = folio_nid(folio), target, err;
 	struct htmm_page_info info;
 	struct folio *part;
 	nodemask_t allowed;
+	long sent = 0;
 	LIST_HEAD(list);
 
 	if (!folio_trylock(folio))
@@ -89,19 +94,68 @@ static int htmm_split_one(struct mem_cgroup *memcg, struct folio *folio)
 			folio_put(part);
 			continue;
 		}
-		if (info.hot)
+		if (info.hot) {
 			htmm_folio_queue(part, memcg);
-		else if (target != NUMA_NO_NODE &&
-			 htmm_isolate(part, &list) == HTMM_NR_SKIPS)
+		} else if (target != NUMA_NO_NODE && !info.count &&
+			   htmm_isolate(part, &list) == HTMM_NR_SKIPS) {
 			htmm_folio_mark(part, memcg, HTMM_META_DEMOTED,
 					HTMM_META_PROMOTED);
+			sent++;
+		}
 		folio_put(part);
 	}
 	if (!list_empty(&list)) {
 		node_get_allowed_targets(NODE_DATA(nid), &allowed);
 		htmm_migrate_list(memcg, &list, nid, target, &allowed, false);
 	}
-	return 0;
+	return sent;
+}
+
+/* Add to a cgroup's split counters and to vmstat. */
+static void htmm_split_account(struct htmm_memcg *hm, u64 requested,
+			       u64 done, u64 failed, u64 for_room)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&hm->lock, flags);
+	hm->nr_split_requested += requested;
+	hm->nr_split_done += done;
+	hm->nr_split_failed += failed;
+	hm->nr_split_for_room += for_room;
+	spin_unlock_irqrestore(&hm->lock, flags);
+	count_vm_events(HTMM_NR_SPLIT_REQUESTED, requested);
+	count_vm_events(HTMM_NR_SPLIT_DONE, done);
+	count_vm_events(HTMM_NR_SPLIT_FAILED, failed);
+}
+
+/**
+ * htmm_split_for_room - Split a skewed huge page rather than keep or
+ *	demote it whole.
+ * @memcg: The cgroup that has to free fast memory.
+ * @folio: A large folio of @memcg on a fast node; the caller holds a
+ *	reference.
+ *
+ * Demotion calls this for a huge page it would otherwise demote whole (its
+ * hot subpages would go down with it) or keep whole.  If splitting is on
+ * and the huge page is skewed enough, it is split, its subpages without
+ * samples are demoted and the others stay.
+ *
+ * Context: kmigraterd, process context; may sleep.
+ * Return: the pages sent to a slower tier, -EPERM if the huge page is not
+ * to be split, or the split error.
+ */
+long htmm_split_for_room(struct mem_cgroup *memcg, struct folio *folio)
+{
+	unsigned int thres = READ_ONCE(htmm_params.thres_split);
+	long sent;
+
+	if (!thres || READ_ONCE(htmm_params.mode) != HTMM_MODE_HUGEPAGE ||
+	    htmm_folio_skew(folio, memcg) < (int)thres)
+		return -EPERM;
+	sent = htmm_split_one(memcg, folio);
+	htmm_split_account(htmm_memcg(memcg), 1, sent >= 0, sent < 0,
+			   sent >= 0);
+	return sent;
 }
 
 /**
@@ -235,7 +289,7 @@ void htmm_split_round(struct mem_cgroup *memcg)
 			}
 			requested++;
 			for_room += room;
-			if (htmm_split_one(memcg, folio))
+			if (htmm_split_one(memcg, folio) < 0)
 				failed++;
 			else if (room)
 				done_room++;
@@ -247,12 +301,10 @@ void htmm_split_round(struct mem_cgroup *memcg)
 	}
 	kvfree(pfns);
 
+	htmm_split_account(hm, requested, done + done_room, failed,
+			   done_room);
 	spin_lock_irqsave(&hm->lock, flags);
 	hm->nr_split_rounds++;
-	hm->nr_split_requested += requested;
-	hm->nr_split_done += done + done_room;
-	hm->nr_split_failed += failed;
-	hm->nr_split_for_room += done_room;
 	hm->split_last_share = now_share;
 	/* Splits for room do not aim at the hit share: not in the stop rule. */
 	hm->split_last_nr = done;
@@ -260,9 +312,6 @@ void htmm_split_round(struct mem_cgroup *memcg)
 	hm->split_last_wanted = nr_split + nr_room;
 	memcpy(hm->skew_hist, skew, sizeof(skew));
 	spin_unlock_irqrestore(&hm->lock, flags);
-	count_vm_events(HTMM_NR_SPLIT_REQUESTED, requested);
-	count_vm_events(HTMM_NR_SPLIT_DONE, done + done_room);
-	count_vm_events(HTMM_NR_SPLIT_FAILED, failed);
 }
 
 /**

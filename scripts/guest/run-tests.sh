@@ -3,7 +3,9 @@
 # Runs in the guest: every kselftest binary and every guest smoke script,
 # each framed by markers that the host parser (scripts/parse-results.py)
 # understands.  Output goes to the second serial port.  htmm_tests=GLOB on
-# the kernel command line runs only the suites whose name matches.
+# the kernel command line runs only the suites whose name matches, and
+# htmm_test_args=ARG passes one argument to each (for example -tNAME, to
+# run one test of a kselftest suite).
 cd /htmm || exit 1
 echo "# htmm-guest: begin"
 for t in tests/*; do
@@ -11,7 +13,8 @@ for t in tests/*; do
 	name=${t##*/}
 	case "$name" in ${htmm_tests:-*}) ;; *) continue ;; esac
 	echo "# htmm-suite: $name"
-	"$t" 2>&1
+	# shellcheck disable=SC2086 # one optional word
+	"$t" ${htmm_test_args:-} 2>&1
 	echo "# htmm-exit: $name $?"
 done
 for s in smoke/*.sh; do

@@ -295,6 +295,49 @@ TEST_F_TIMEOUT(htmm_split, skewed_on_fast_gives_room, 600)
 	EXPECT_GE(4 * NR_HPAGES, per_node[HTMM_FAST_NODE]);
 }
 
+/*
+ * Demotion under a lowered budget splits skewed huge pages instead of
+ * sending their hot subpages down with them.  No split rounds here
+ * (htmm_split_period 1000): the demotion path alone splits.
+ */
+TEST_F_TIMEOUT(htmm_split, demote_splits_skewed, 600)
+{
+	unsigned long per_node[HTMM_MAX_NODES], bad;
+	unsigned long long done = 0, rounds;
+	double t0;
+	int hot = 0;
+
+	ASSERT_EQ(0, set_tunable("htmm_split_period", "1000"));
+	setup_region_on(_metadata, &self->c, &self->region, "max",
+			HTMM_FAST_NODE);
+	/* Samples first, so that every huge page has its hot subpage. */
+	ASSERT_EQ(0, add_samples(self->region, HOT_SUB, 8));
+	/* Less than one huge page: none may stay whole, the hot bytes fit. */
+	htmm_cg_ctx_write(_metadata, &self->c, "memory.max_at_node0", "1M");
+	t0 = htmm_now_s();
+	while (htmm_now_s() - t0 < 400) {
+		ASSERT_EQ(0, add_samples(self->region, HOT_SUB, 8));
+		ASSERT_EQ(0, htmm_count_nodes(self->region, REGION, per_node,
+					      &bad));
+		done = htmm_cg_ctx_stat(&self->c, "split_done");
+		if (done >= NR_HPAGES &&
+		    per_node[HTMM_FAST_NODE] <= 4 * NR_HPAGES)
+			break;
+		usleep(100000);
+	}
+	rounds = htmm_cg_ctx_stat(&self->c, "split_rounds");
+	hot = hot_on_fast(self->region);
+	TH_LOG("after %.1f s: %llu huge pages split (%llu for room) in %llu split rounds",
+	       htmm_now_s() - t0, done,
+	       htmm_cg_ctx_stat(&self->c, "split_for_room"), rounds);
+	TH_LOG("%d of %lu hot subpages on node 0; region: %lu KiB on node 0",
+	       hot, NR_HPAGES, per_node[HTMM_FAST_NODE] * 4);
+	EXPECT_EQ(0ULL, rounds);
+	EXPECT_LE(NR_HPAGES, done);
+	EXPECT_EQ((int)NR_HPAGES, hot);
+	EXPECT_GE(4 * NR_HPAGES, per_node[HTMM_FAST_NODE]);
+}
+
 /* Uniformly accessed huge pages stay whole and are promoted whole. */
 TEST_F_TIMEOUT(htmm_split, uniform_stays_whole, 600)
 {
