@@ -139,13 +139,15 @@ extern const char * const htmm_skip_names[HTMM_NR_SKIPS];
 
 /*
  * Promotion candidates per cgroup: a ring under hm->lock of folio PFNs,
- * each shifted left by HTMM_CAND_SHIFT with the folio's order below.
+ * each shifted left by HTMM_CAND_SHIFT with the folio's order below and
+ * HTMM_CAND_FILL for a folio queued from the fill bin, not a hot one.
  */
 #define HTMM_CAND_SIZE		16384
 #define HTMM_CAND_SHIFT		6
+#define HTMM_CAND_FILL		(1UL << (HTMM_CAND_SHIFT - 1))
 #define HTMM_CAND_ENTRY(pfn, order)	(((pfn) << HTMM_CAND_SHIFT) | (order))
 #define HTMM_CAND_PFN(e)	((e) >> HTMM_CAND_SHIFT)
-#define HTMM_CAND_ORDER(e)	((e) & ((1UL << HTMM_CAND_SHIFT) - 1))
+#define HTMM_CAND_ORDER(e)	((e) & (HTMM_CAND_FILL - 1))
 /* Sampled huge pages since the last split round: PFNs, under hm->lock. */
 #define HTMM_THP_RING		4096
 /* Skew classes: 0 (unknown or uniform) to log2(HPAGE_PMD_NR) + 1. */
@@ -171,6 +173,7 @@ struct htmm_memcg {
 	struct htmm_hist hist_split;	/* one entry per 4 KiB page */
 	u16 epoch;			/* coolings so far */
 	unsigned int hot, warm;		/* current thresholds */
+	unsigned int fill;		/* fill bin (htmm_thresholds()) */
 	u64 capacity;			/* fast-tier pages used for them */
 	u64 samples_since_adapt;
 	u64 samples_since_cool;
@@ -181,7 +184,7 @@ struct htmm_memcg {
 	unsigned long *cand;		/* HTMM_CAND_SIZE PFNs, or NULL */
 	unsigned int cand_head;		/* next to pop */
 	unsigned int cand_len;		/* entries queued */
-	u64 cand_pages;			/* pages of the queued folios */
+	u64 cand_pages;			/* pages of the queued hot folios */
 	u64 nr_cand_dropped;		/* ring full */
 	u64 nr_promoted;		/* pages */
 	u64 nr_demoted;
@@ -256,6 +259,7 @@ struct htmm_page_info {
 	unsigned int nr_pages;	/* pages in the folio */
 	unsigned int epoch;	/* the cgroup's cooling epoch */
 	bool hot;		/* folio at or above the hot threshold */
+	bool fill;		/* ... or at least in the fill bin */
 	unsigned int warm_bin;	/* the cgroup's warm threshold */
 	unsigned int flags;	/* HTMM_META_* of the folio */
 	unsigned int mbin;	/* folio bin when htmm last moved it */

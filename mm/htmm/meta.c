@@ -76,6 +76,7 @@ void htmm_memcg_state_init(struct htmm_memcg *hm)
 	spin_lock_init(&hm->lock);
 	hm->hot = HTMM_BIN_NONE;
 	hm->warm = HTMM_BIN_NONE;
+	hm->fill = HTMM_BIN_NONE;
 }
 
 /**
@@ -121,7 +122,11 @@ static u16 htmm_mtime_now(void)
 static void htmm_queue_locked(struct htmm_memcg *hm, struct folio *folio,
 			      struct htmm_meta *h, unsigned int bin)
 {
-	if (!hm->cand || hm->hot == HTMM_BIN_NONE || bin < hm->hot ||
+	bool hot = hm->hot != HTMM_BIN_NONE && bin >= hm->hot;
+	unsigned long e;
+
+	if (!hm->cand || (!hot && (hm->fill == HTMM_BIN_NONE ||
+				   bin < hm->fill)) ||
 	    (h->flags & HTMM_META_QUEUED) ||
 	    READ_ONCE(htmm_params.mode) == HTMM_MODE_NO_MIGRATION ||
 	    htmm_node_is_fast(folio_nid(folio)))
@@ -130,10 +135,14 @@ static void htmm_queue_locked(struct htmm_memcg *hm, struct folio *folio,
 		hm->nr_cand_dropped++;
 		return;
 	}
-	hm->cand[(hm->cand_head + hm->cand_len) % HTMM_CAND_SIZE] =
-		HTMM_CAND_ENTRY(folio_pfn(folio), folio_order(folio));
+	e = HTMM_CAND_ENTRY(folio_pfn(folio), folio_order(folio));
+	/* Only hot folios ask demotion to make room for them. */
+	if (hot)
+		hm->cand_pages += folio_nr_pages(folio);
+	else
+		e |= HTMM_CAND_FILL;
+	hm->cand[(hm->cand_head + hm->cand_len) % HTMM_CAND_SIZE] = e;
 	hm->cand_len++;
-	hm->cand_pages += folio_nr_pages(folio);
 	h->flags |= HTMM_META_QUEUED;
 }
 
@@ -161,6 +170,7 @@ static void htmm_adapt_locked(struct mem_cgroup *memcg, struct htmm_memcg *hm)
 				     hm->capacity, t.hot_pages);
 	hm->hot = t.hot;
 	hm->warm = t.warm;
+	hm->fill = t.fill;
 	hm->samples_since_adapt = 0;
 }
 
@@ -526,6 +536,8 @@ int htmm_page_info(struct page *page, struct htmm_page_info *info)
 			info->folio_bin = info->bin;
 		}
 		info->hot = hm->hot != HTMM_BIN_NONE && info->folio_bin >= hm->hot;
+		info->fill = info->hot || (hm->fill != HTMM_BIN_NONE &&
+					   info->folio_bin >= hm->fill);
 		info->warm_bin = hm->warm;
 		info->epoch = hm->epoch;
 		info->flags = h->flags;

@@ -356,8 +356,9 @@ static unsigned int htmm_cand_pop(struct mem_cgroup *memcg,
 		e = hm->cand[hm->cand_head];
 		hm->cand_head = (hm->cand_head + 1) % HTMM_CAND_SIZE;
 		hm->cand_len--;
-		hm->cand_pages -= min_t(u64, hm->cand_pages,
-					1UL << HTMM_CAND_ORDER(e));
+		if (!(e & HTMM_CAND_FILL))
+			hm->cand_pages -= min_t(u64, hm->cand_pages,
+						1UL << HTMM_CAND_ORDER(e));
 		pfns[n] = HTMM_CAND_PFN(e);
 		htmm_pfn_clear_flag_locked(hm, memcg, pfns[n++],
 					   HTMM_META_QUEUED);
@@ -368,7 +369,8 @@ static unsigned int htmm_cand_pop(struct mem_cgroup *memcg,
 
 /*
  * Promote queued hot folios of @memcg into @m's node, up to the room the
- * cgroup has there and the tokens left.
+ * cgroup has there and the tokens left.  Folios of the fill bin go up
+ * only while no hot folio waits.
  */
 static void htmm_promote_memcg(struct htmm_migrater *m,
 			       struct mem_cgroup *memcg)
@@ -395,7 +397,8 @@ static void htmm_promote_memcg(struct htmm_migrater *m,
 				continue;
 			if (!htmm_folio_in(folio, memcg) ||
 			    htmm_node_is_fast(folio_nid(folio)) ||
-			    htmm_page_info(&folio->page, &info) || !info.hot ||
+			    htmm_page_info(&folio->page, &info) || !info.fill ||
+			    (!info.hot && READ_ONCE(hm->cand_pages)) ||
 			    folio_nr_pages(folio) > room - nr) {
 				folio_put(folio);
 				continue;
@@ -835,10 +838,11 @@ int htmm_memcg_cand_alloc(struct htmm_memcg *hm)
 void htmm_migrate_stat(struct htmm_memcg *hm, struct seq_file *m)
 {
 	u64 skipped[HTMM_NR_SKIPS], promoted, demoted, failed, dropped;
-	unsigned int queued, i;
+	unsigned int queued, i, fill;
 	unsigned long flags;
 
 	spin_lock_irqsave(&hm->lock, flags);
+	fill = hm->fill;
 	promoted = hm->nr_promoted;
 	demoted = hm->nr_demoted;
 	failed = hm->nr_migrate_failed;
@@ -855,4 +859,8 @@ void htmm_migrate_stat(struct htmm_memcg *hm, struct seq_file *m)
 			   skipped[i]);
 	seq_printf(m, "promotion_queue %u\n", queued);
 	seq_printf(m, "promotion_queue_dropped %llu\n", dropped);
+	if (fill == HTMM_BIN_NONE)
+		seq_puts(m, "fill_threshold none\n");
+	else
+		seq_printf(m, "fill_threshold %u\n", fill);
 }

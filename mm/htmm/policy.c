@@ -168,6 +168,13 @@ u64 htmm_hist_total(const struct htmm_hist *h)
  * sit on an empty bin just above the first bin that does not fit: every
  * page at or above it fits.  If the top bin itself does not fit, nothing
  * is hot (HTMM_BIN_NONE).
+ *
+ * The first bin that does not fit, if it is not below @floor, is the fill
+ * bin when the hot set fills less than 75% of @capacity: its pages are
+ * promoted into room that would otherwise stay unused, without making
+ * room for them (a set of huge pages of one density larger than the
+ * budget would otherwise never move up).  Else the fill bin is
+ * HTMM_BIN_NONE.
  */
 void htmm_thresholds(const struct htmm_hist *h, u64 capacity,
 		     unsigned int floor, bool nowarm,
@@ -184,6 +191,9 @@ void htmm_thresholds(const struct htmm_hist *h, u64 capacity,
 		sum += h->nr_pages[b];
 		hot = b;
 	}
+	t->fill = HTMM_BIN_NONE;
+	if (b < HTMM_NR_BINS && b >= floor && sum < capacity - capacity / 4)
+		t->fill = b;
 	if (hot != HTMM_BIN_NONE && hot < floor) {
 		hot = floor;
 		sum = 0;

@@ -33,6 +33,7 @@ struct htmm_hist {
 struct htmm_thresholds {
 	unsigned int hot;	/* lowest hot bin, or HTMM_BIN_NONE */
 	unsigned int warm;	/* lowest warm bin (== hot when no warm set) */
+	unsigned int fill;	/* bin promoted into spare room, or NONE */
 	u64 hot_pages;		/* pages in bins >= hot */
 };
 

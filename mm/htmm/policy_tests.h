@@ -133,20 +133,26 @@ static void pt_thresholds_budget(struct htmm_ptest *t)
 	htmm_thresholds(&h, 300, 1, false, &th);
 	PT_EXPECT_EQ(t, th.hot, 4);
 	PT_EXPECT_EQ(t, th.hot_pages, 250);
-	/* 250 < 75% of 400: the bin below is warm. */
+	/* 250 < 75% of 400: the bin below is warm; bin 3 fills the rest. */
 	htmm_thresholds(&h, 400, 1, false, &th);
 	PT_EXPECT_EQ(t, th.warm, 3);
+	PT_EXPECT_EQ(t, th.fill, 3);
+	/* ... but not below the floor. */
+	htmm_thresholds(&h, 400, 4, false, &th);
+	PT_EXPECT_EQ(t, th.fill, HTMM_BIN_NONE);
 	htmm_thresholds(&h, 400, 1, true, &th);
 	PT_EXPECT_EQ(t, th.warm, th.hot);
-	/* 250 >= 75% of 300: no warm set. */
+	/* 250 >= 75% of 300: no warm set, no fill bin. */
 	htmm_thresholds(&h, 300, 1, false, &th);
 	PT_EXPECT_EQ(t, th.warm, 4);
+	PT_EXPECT_EQ(t, th.fill, HTMM_BIN_NONE);
 	/* Exactly full is still a fit. */
 	htmm_thresholds(&h, 250, 1, false, &th);
 	PT_EXPECT_EQ(t, th.hot, 4);
 	htmm_thresholds(&h, 249, 1, false, &th);
 	PT_EXPECT_EQ(t, th.hot, 10);
 	PT_EXPECT_EQ(t, th.hot_pages, 50);
+	PT_EXPECT_EQ(t, th.fill, 9);
 	/* A higher floor wins over a roomy budget. */
 	htmm_thresholds(&h, 1000000, 10, false, &th);
 	PT_EXPECT_EQ(t, th.hot, 10);
@@ -163,6 +169,13 @@ static void pt_thresholds_zero_budget(struct htmm_ptest *t)
 	PT_EXPECT_EQ(t, th.hot, HTMM_BIN_NONE);
 	PT_EXPECT_EQ(t, th.warm, HTMM_BIN_NONE);
 	PT_EXPECT_EQ(t, th.hot_pages, 0);
+	/* No room to fill. */
+	PT_EXPECT_EQ(t, th.fill, HTMM_BIN_NONE);
+	/* One page of room: the top bin fills it. */
+	h.nr_pages[15] = 4;
+	htmm_thresholds(&h, 1, 1, false, &th);
+	PT_EXPECT_EQ(t, th.hot, HTMM_BIN_NONE);
+	PT_EXPECT_EQ(t, th.fill, 15);
 	/* Lower bins only: the empty top bins "fit", nothing real is hot. */
 	h.nr_pages[15] = 0;
 	h.nr_pages[5] = 10;
