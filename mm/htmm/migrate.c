@@ -370,7 +370,7 @@ static unsigned int htmm_cand_pop(struct mem_cgroup *memcg,
 /*
  * Promote queued hot folios of @memcg into @m's node, up to the room the
  * cgroup has there and the tokens left.  Folios of the fill bin go up
- * only while no hot folio waits.
+ * only while no hot folio waits; skewed huge pages among them are split.
  */
 static void htmm_promote_memcg(struct htmm_migrater *m,
 			       struct mem_cgroup *memcg)
@@ -400,6 +400,16 @@ static void htmm_promote_memcg(struct htmm_migrater *m,
 			    htmm_page_info(&folio->page, &info) || !info.fill ||
 			    (!info.hot && READ_ONCE(hm->cand_pages)) ||
 			    folio_nr_pages(folio) > room - nr) {
+				folio_put(folio);
+				continue;
+			}
+			/*
+			 * A huge page only in the fill bin but skewed has hot
+			 * subpages in a cold huge page: split it, and its hot
+			 * subpages are queued on their own.
+			 */
+			if (!info.hot && folio_test_large(folio) &&
+			    htmm_split_for_room(memcg, folio) >= 0) {
 				folio_put(folio);
 				continue;
 			}

@@ -21,8 +21,9 @@
  * The hit-share gap does not see huge pages that were promoted whole
  * before they looked skewed: once they fill the budget, the hit share is
  * as good as it gets, yet most of their bytes are cold.  So each round
- * also splits the skewed huge pages it saw on a fast node the cgroup has
- * no room left in (htmm_promote_room()), whatever the gap; their cold
+ * also splits the skewed huge pages it saw on a fast node where the cgroup
+ * has no room left for another huge page (htmm_promote_room()), whatever
+ * the gap; their cold
  * subpages are demoted and the budget goes back to hotter data.  These
  * splits are also counted in split_for_room, and they do not count in the
  * stop rule.  Demotion splits skewed huge pages too, rather than move
@@ -51,6 +52,12 @@
 #define HTMM_SPLIT_PAUSE	8
 /* In a candidate's class byte: it sits on a fast node that is full. */
 #define HTMM_SPLIT_ROOM		0x80
+/* A node is full for a cgroup when another huge page does not fit. */
+#ifdef CONFIG_TRANSPARENT_HUGEPAGE
+#define HTMM_SPLIT_FULL		HPAGE_PMD_NR
+#else
+#define HTMM_SPLIT_FULL		1
+#endif
 
 #include <trace/events/htmm.h>
 
@@ -131,12 +138,12 @@ static void htmm_split_account(struct htmm_memcg *hm, u64 requested,
 /**
  * htmm_split_for_room - Split a skewed huge page rather than keep or
  *	demote it whole.
- * @memcg: The cgroup that has to free fast memory.
- * @folio: A large folio of @memcg on a fast node; the caller holds a
- *	reference.
+ * @memcg: The cgroup the folio belongs to.
+ * @folio: A large folio of @memcg; the caller holds a reference.
  *
  * Demotion calls this for a huge page it would otherwise demote whole (its
- * hot subpages would go down with it) or keep whole.  If splitting is on
+ * hot subpages would go down with it) or keep whole, promotion for a huge
+ * page of the fill bin it would otherwise promote whole.  If splitting is on
  * and the huge page is skewed enough, it is split, its subpages without
  * samples are demoted and the others stay.
  *
@@ -191,7 +198,7 @@ void htmm_split_round(struct mem_cgroup *memcg)
 	if (splitting) {
 		for_each_node_state(nid, N_MEMORY)
 			if (htmm_node_is_fast(nid) &&
-			    !htmm_promote_room(memcg, nid))
+			    htmm_promote_room(memcg, nid) < HTMM_SPLIT_FULL)
 				node_set(nid, full);
 	}
 

@@ -25,8 +25,8 @@
  * evenly spaced subpages of each huge page are hot (read and sampled),
  * the "hot region" shares printed are those of the hot subpages.  With
  * --thp the lines also give the megabytes of the whole region on the fast
- * node (region_fast_mb), the result line their ratio to the hot bytes
- * (fast_per_hot).
+ * node (region_fast_mb, counted over every page), the result line their
+ * ratio to the hot bytes (fast_per_hot).
  * With --ceiling the hot region starts on the fast node and the cold one
  * on the slow node: the best placement there is, for reference.
  *
@@ -148,6 +148,29 @@ static double share(char *p, unsigned long size, int node, void **pages,
 		    int *status)
 {
 	return share_of(p, size / PAGE, NULL, NULL, node, pages, status);
+}
+
+/*
+ * Share of every page of [p, p + size) on @node.  Evenly spaced pages
+ * would alias with the hot subpages of split huge pages.
+ */
+static double share_all(char *p, unsigned long size, int node,
+			void **pages, int *status)
+{
+	unsigned long n = size / PAGE, done, k, i, on = 0;
+
+	for (done = 0; done < n; done += k) {
+		k = n - done < MAX_QUERY ? n - done : MAX_QUERY;
+		for (i = 0; i < k; i++) {
+			pages[i] = p + (done + i) * PAGE;
+			status[i] = -1;
+		}
+		if (syscall(SYS_move_pages, 0, k, pages, NULL, status, 0))
+			return -1;
+		for (i = 0; i < k; i++)
+			on += status[i] == node;
+	}
+	return n ? 100.0 * on / n : 0;
 }
 
 /* pgmigrate_success from /proc/vmstat, or 0. */
@@ -321,8 +344,8 @@ int main(int argc, char **argv)
 			s = share_of(hot, h.nhot, &h, hot_page, o.fast, pages,
 				     status);
 			if (o.thp)
-				region = share(hot, o.hot_mb << 20, o.fast,
-					       pages, status);
+				region = share_all(hot, o.hot_mb << 20, o.fast,
+						   pages, status);
 			for (m = 0; m < 3; m++)
 				if (when[m] < 0 && s >= marks[m])
 					when[m] = t - t0;
