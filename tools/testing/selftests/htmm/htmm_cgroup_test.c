@@ -348,7 +348,8 @@ TEST_F(htmm_cg, stat_format)
 		/* Thresholds may be "none": no bin is hot. */
 		if (!strcmp(sp + 1, "none") &&
 		    (!strncmp(line, "hot_threshold ", 14) ||
-		     !strncmp(line, "warm_threshold ", 15)))
+		     !strncmp(line, "warm_threshold ", 15) ||
+		     !strncmp(line, "fill_threshold ", 15)))
 			continue;
 		EXPECT_EQ(0, htmm_parse_value(sp + 1, &val))
 			TH_LOG("bad value in \"%s\"", line);

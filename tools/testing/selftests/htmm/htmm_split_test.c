@@ -15,7 +15,15 @@
 #define KHUGEPAGED	"/sys/kernel/mm/transparent_hugepage/khugepaged"
 #define PAGE_SZ		4096UL
 #define HPAGE_SZ	(2UL << 20)
-#define REGION		(64 * MiB)
+#define MAX_REGION	(64 * MiB)
+#define MAX_HPAGES	(MAX_REGION / HPAGE_SZ)
+/*
+ * 64 MiB; the tests that fault the region in on node 0 use 16 MiB, since
+ * the debug kernel leaves node 0 about 150 MiB.  Each test runs in a child
+ * of its own, so a test that changes it changes it for itself only.
+ */
+static size_t region_sz = MAX_REGION;
+#define REGION		region_sz
 #define NR_HPAGES	(REGION / HPAGE_SZ)
 #define HOT_SUB		7		/* the hot subpage of each huge page */
 
@@ -200,8 +208,8 @@ static int add_samples(char *region, int sub, int per)
 /* Hot subpages (HOT_SUB of each huge page) on node 0. */
 static int hot_on_fast(char *region)
 {
-	void *pages[NR_HPAGES];
-	int status[NR_HPAGES], n = 0;
+	void *pages[MAX_HPAGES];
+	int status[MAX_HPAGES], n = 0;
 	unsigned long i;
 
 	for (i = 0; i < NR_HPAGES; i++)
@@ -264,14 +272,15 @@ TEST_F_TIMEOUT(htmm_split, skewed_on_fast_gives_room, 600)
 	int hot = 0;
 
 	/*
-	 * Budget 80 MiB: promotion stops at 60 MiB (watermark 25%), so the
-	 * 64 MiB region leaves no room, while nothing is over the budget to
+	 * Budget 20 MiB: promotion stops at 15 MiB (watermark 25%), so the
+	 * 16 MiB region leaves no room, while nothing is over the budget to
 	 * demote (watermark 0).  Splitting only for the hit-share gap would
 	 * stop after a few huge pages: the rest fit in the capacity.
 	 */
+	region_sz = 16 * MiB;
 	ASSERT_EQ(0, set_tunable("htmm_promotion_watermark", "250"));
 	ASSERT_EQ(0, set_tunable("htmm_demotion_watermark", "0"));
-	setup_region_on(_metadata, &self->c, &self->region, "80M",
+	setup_region_on(_metadata, &self->c, &self->region, "20M",
 			HTMM_FAST_NODE);
 	while (htmm_now_s() - t0 < 400) {
 		ASSERT_EQ(0, add_samples(self->region, HOT_SUB, 8));
@@ -307,6 +316,7 @@ TEST_F_TIMEOUT(htmm_split, demote_splits_skewed, 600)
 	double t0;
 	int hot = 0;
 
+	region_sz = 16 * MiB;
 	ASSERT_EQ(0, set_tunable("htmm_split_period", "1000"));
 	setup_region_on(_metadata, &self->c, &self->region, "max",
 			HTMM_FAST_NODE);
