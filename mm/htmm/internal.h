@@ -287,6 +287,7 @@ void htmm_migrate_stop(void);
 void htmm_migrate_wake(void);
 int htmm_memcg_cand_alloc(struct htmm_memcg *hm);
 void htmm_migrate_stat(struct htmm_memcg *hm, struct seq_file *m);
+void htmm_seq_bin(struct seq_file *m, const char *key, unsigned int bin);
 struct folio *htmm_get_folio(unsigned long pfn);
 bool htmm_folio_in(struct folio *folio, struct mem_cgroup *memcg);
 enum htmm_skip htmm_isolate(struct folio *folio, struct list_head *list);

@@ -883,7 +883,8 @@ bool __htmm_collapse_allowed(const struct htmm_collapse *hc)
 	       htmm_skew_class(hc->n, hc->sumsq, HPAGE_PMD_NR) < thres;
 }
 
-static void htmm_seq_bin(struct seq_file *m, const char *key, unsigned int bin)
+/* Print "@key @bin", or "@key none" for HTMM_BIN_NONE. */
+void htmm_seq_bin(struct seq_file *m, const char *key, unsigned int bin)
 {
 	if (bin >= HTMM_NR_BINS)
 		seq_printf(m, "%s none\n", key);

@@ -869,8 +869,5 @@ void htmm_migrate_stat(struct htmm_memcg *hm, struct seq_file *m)
 			   skipped[i]);
 	seq_printf(m, "promotion_queue %u\n", queued);
 	seq_printf(m, "promotion_queue_dropped %llu\n", dropped);
-	if (fill == HTMM_BIN_NONE)
-		seq_puts(m, "fill_threshold none\n");
-	else
-		seq_printf(m, "fill_threshold %u\n", fill);
+	htmm_seq_bin(m, "fill_threshold", fill);
 }
