@@ -30,5 +30,31 @@ need_packages() {
 		"${missing[@]}" >/dev/null || die "apt-get install ${missing[*]} failed"
 }
 
+# Debian's pristine kernel source, unless the user points KSRC at a tree.
+# Ask for the exact version in patches/BASE; when the archive no longer has
+# it, take the newest linux-source-6.12 it has and say so.
+need_kernel_source() {
+	local want have
+	[ -n "${KSRC:-}" ] && return 0
+	[ -f "$KTARBALL" ] && return 0
+	[ "$KTARBALL" = /usr/src/linux-source-6.12.tar.xz ] ||
+		die "$KTARBALL not found (KTARBALL is set; unset it to use Debian's linux-source-6.12)"
+	[ "$(id -u)" -eq 0 ] ||
+		die "$KTARBALL not found: run as root once, apt-get install linux-source-6.12, or set KSRC"
+	want=$(sed -n 's/^package: *linux-source-6.12 *\([^ ]*\).*/\1/p' "$HTMM_TOP/patches/BASE")
+	note "installing linux-source-6.12${want:+ $want}"
+	apt-get update -q >/dev/null || die "apt-get update failed"
+	have=$(apt-cache madison linux-source-6.12 2>/dev/null | awk -v w="$want" '$3 == w {print $3; exit}')
+	if [ -n "$want" ] && [ "$have" = "$want" ]; then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+			"linux-source-6.12=$want" >/dev/null || die "apt-get install linux-source-6.12=$want failed"
+	else
+		warn "linux-source-6.12 $want is no longer in the archive; taking the newest 6.12 it has"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+			linux-source-6.12 >/dev/null || die "apt-get install linux-source-6.12 failed"
+	fi
+	[ -f "$KTARBALL" ] || die "linux-source-6.12 installed, but $KTARBALL is missing"
+}
+
 BUILD_PACKAGES=(build-essential flex bison bc libelf-dev libssl-dev cpio ccache
 		python3 python3-ply python3-git git busybox-static qemu-system-x86 xz-utils rsync)

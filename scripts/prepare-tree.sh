@@ -92,6 +92,7 @@ build_tree() {
 }
 
 mkdir -p "$BUILD"
+need_kernel_source
 import_pristine
 check_version
 build_tree
