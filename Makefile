@@ -3,7 +3,8 @@
 # Developer shortcuts.  Each target is a thin wrapper around scripts/.
 # The two commands of the README are scripts/demo.sh and scripts/test.sh.
 
-.PHONY: all demo test kernel kernel-debug vm patches check-series checkpatch clean distclean
+.PHONY: all demo test kernel kernel-debug vm patches check-series check-configs fresh-check \
+	checkpatch clean distclean
 
 all: demo
 
@@ -27,6 +28,12 @@ patches:		## export a git-am series with a cover letter to build/series
 
 check-series:		## export the series and build each step of it
 	scripts/export-series.sh --check
+
+check-configs:		## build THP=n, HTMM=n and distro-like kernels; test the last (slow, not in CI)
+	scripts/check-configs.sh
+
+fresh-check:		## the README's two commands in a fresh Debian 12 chroot (very slow, not in CI)
+	scripts/fresh-check.sh
 
 checkpatch:		## checkpatch --strict on our patches and files
 	scripts/checkpatch.sh
