@@ -38,7 +38,7 @@ kernel=$BUILD/kernel-demo/arch/x86/boot/bzImage
 
 if [ "$what" = sampling ]; then
 	exec "$HTMM_TOP/scripts/run-vm.sh" --kernel "$kernel" \
-		--initrd "$BUILD/initramfs.cpio" --append "guest_job=bench-$what quiet" \
+		--initrd "$BUILD/initramfs.cpio" --append "guest_job=bench-$what htmm=on quiet" \
 		--console "$BUILD/logs/bench-$what.log" --timeout "${BENCH_TIMEOUT:-1800}"
 fi
 
@@ -56,7 +56,7 @@ boot() {
 	shift 4
 	"$HTMM_TOP/scripts/run-vm.sh" --kernel "$kernel" "$@" \
 		--initrd "$BUILD/initramfs.cpio" \
-		--append "guest_job=bench-tiering bench_scenario=$sc bench_config=$c bench_seconds=$s quiet" \
+		--append "guest_job=bench-tiering bench_scenario=$sc bench_config=$c bench_seconds=$s htmm=on quiet" \
 		--console "$out/$stem.console" --results "$out/$stem.txt" \
 		--timeout $((s * 4 + 300)) > /dev/null ||
 		warn "guest for $stem exited with $?"

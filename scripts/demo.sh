@@ -14,5 +14,5 @@ initrd=$BUILD/initramfs.cpio
 mkdir -p "$BUILD/logs"
 note "booting the demo kernel: node 0 = CPUs + ${FAST_MB:-512} MiB fast, node 1 = ${SLOW_MB:-2048} MiB slow"
 "$HTMM_TOP/scripts/run-vm.sh" --kernel "$BUILD/kernel-demo/arch/x86/boot/bzImage" \
-	--initrd "$initrd" --append "guest_job=demo quiet" \
+	--initrd "$initrd" --append "guest_job=demo htmm=on quiet" \
 	--console "$BUILD/logs/demo-console.log" --timeout "${DEMO_TIMEOUT:-900}"

@@ -11,6 +11,10 @@ Inputs:
   --expect NAMES   comma-separated guest suites that must have run
   --kunit NAMES    comma-separated KUnit suites that must have run
   --qemu-rc N      exit code of QEMU (124: killed at the deadline)
+  --extra-boot NAME CONSOLE RESULTS EXPECT RC
+                   one more boot of the guest (may repeat): the same checks
+                   for its console, results, expected suites and QEMU exit
+                   code; its lines are named "NAME/suite" (no KUnit)
 
 Prints "PASS|FAIL|SKIP suite: test" lines and ends with one line
 "N passed, N failed, N skipped".  Exits 1 if anything failed.
@@ -88,7 +92,7 @@ def res_fail_free(lines):
     return not any(l.startswith('not ok') for l in lines)
 
 
-def parse_results(res, path, expect):
+def parse_results(res, path, expect, prefix=''):
     try:
         with open(path, errors='replace') as f:
             lines = [l.rstrip('\r\n').replace('\r', '') for l in f]
@@ -115,24 +119,31 @@ def parse_results(res, path, expect):
             suites[cur]['lines'].append(line)
     for name in order:
         s = suites[name]
-        parse_tap_block(res, name, s['lines'], s['rc'])
+        parse_tap_block(res, prefix + name, s['lines'], s['rc'])
         if s['rc'] is None:
-            res.add('FAIL', name, 'did not finish', 'no exit marker')
+            res.add('FAIL', prefix + name, 'did not finish', 'no exit marker')
     for name in expect:
         if name not in suites:
-            res.add('FAIL', name, 'did not run')
+            res.add('FAIL', prefix + name, 'did not run')
     if not began:
-        res.add('FAIL', 'guest', 'test run started')
+        res.add('FAIL', prefix + 'guest', 'test run started')
     elif not ended:
-        res.add('FAIL', 'guest', 'test run finished')
+        res.add('FAIL', prefix + 'guest', 'test run finished')
 
 
-def parse_console(res, path, expect_kunit):
+def parse_qemu_rc(res, rc, prefix=''):
+    if rc == 124:
+        res.add('FAIL', prefix + 'guest', 'deadline', 'the guest was killed at the deadline (hang)')
+    elif rc not in (None, 0):
+        res.add('FAIL', prefix + 'guest', 'qemu exit status', f'qemu exited with {rc}')
+
+
+def parse_console(res, path, expect_kunit, prefix=''):
     try:
         with open(path, errors='replace') as f:
             lines = [TS.sub('', l.rstrip('\r\n')) for l in f]
     except FileNotFoundError:
-        res.add('FAIL', 'kernel', 'console log', f'{path} missing')
+        res.add('FAIL', prefix + 'kernel', 'console log', f'{path} missing')
         return
     suite = None
     seen_suites = set()
@@ -145,23 +156,23 @@ def parse_console(res, path, expect_kunit):
         m = re.match(r'^ {4}(not ok|ok) \d+ (.*)$', line)
         if m and suite:
             status, name = tap_status(m.group(1), m.group(2))
-            res.add(status, f'kunit.{suite}', name)
+            res.add(status, f'{prefix}kunit.{suite}', name)
             continue
         m = re.match(r'^(not ok|ok) \d+ (\S+)', line)
         if m:
             suite = None
     for name in expect_kunit:
         if name not in seen_suites:
-            res.add('FAIL', f'kunit.{name}', 'did not run')
+            res.add('FAIL', f'{prefix}kunit.{name}', 'did not run')
     bad = [l for l in lines if KERNEL_BAD.search(l)]
     for l in bad[:20]:
-        res.add('FAIL', 'kernel', 'report in console', l.strip()[:160])
+        res.add('FAIL', prefix + 'kernel', 'report in console', l.strip()[:160])
     if bad:
         print(f'# {len(bad)} kernel report line(s); see {path}')
     else:
-        res.add('PASS', 'kernel', 'no warning, BUG, lockdep or KASAN report')
+        res.add('PASS', prefix + 'kernel', 'no warning, BUG, lockdep or KASAN report')
     if not any('reboot: Power down' in l for l in lines):
-        res.add('FAIL', 'kernel', 'clean power-off',
+        res.add('FAIL', prefix + 'kernel', 'clean power-off',
                 'the guest did not power off (panic or hang)')
 
 
@@ -173,6 +184,8 @@ def main():
     ap.add_argument('--expect', default='')
     ap.add_argument('--kunit', default='')
     ap.add_argument('--qemu-rc', type=int)
+    ap.add_argument('--extra-boot', nargs=5, action='append', default=[],
+                    metavar=('NAME', 'CONSOLE', 'RESULTS', 'EXPECT', 'RC'))
     a = ap.parse_args()
     res = Results()
     for h in a.host:
@@ -188,10 +201,14 @@ def main():
                       [s for s in a.kunit.split(',') if s])
     if a.results is not None:
         parse_results(res, a.results, [s for s in a.expect.split(',') if s])
-    if a.qemu_rc == 124:
-        res.add('FAIL', 'guest', 'deadline', 'the guest was killed at the deadline (hang)')
-    elif a.qemu_rc not in (None, 0):
-        res.add('FAIL', 'guest', 'qemu exit status', f'qemu exited with {a.qemu_rc}')
+    parse_qemu_rc(res, a.qemu_rc)
+    for name, console, results, expect, rc in a.extra_boot:
+        prefix = name + '/'
+        parse_console(res, console, [], prefix)
+        parse_results(res, results, [s for s in expect.split(',') if s],
+                      prefix)
+        parse_qemu_rc(res, int(rc) if rc.lstrip('-').isdigit() else -1,
+                      prefix)
     print(f'{res.passed} passed, {res.failed} failed, {res.skipped} skipped')
     return 1 if res.failed else 0
 

@@ -12,7 +12,7 @@ source "$(dirname "$0")/lib.sh"
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800}
 LOGS=$BUILD/logs
 mkdir -p "$LOGS"
-rm -f "$LOGS"/*.tap "$LOGS"/console.log "$LOGS"/results.log
+rm -f "$LOGS"/*.tap "$LOGS"/console*.log "$LOGS"/results*.log
 start=$(date +%s)
 
 bail() {
@@ -34,6 +34,8 @@ mkdir -p "$BUILD/policy"
 make -s -C "$HTMM_TOP/tools/htmm/policy" O="$BUILD/policy" check \
 	> "$LOGS/policy-host.tap" 2>&1
 hosts+=(--host "$LOGS/policy-host.tap")
+BUILD=$BUILD python3 "$HTMM_TOP/scripts/check-pebs-events.py" > "$LOGS/pebs-events.tap" 2>&1
+hosts+=(--host "$LOGS/pebs-events.tap")
 if [ -f "$HTMM_TOP/tools/tierbench/Makefile" ]; then
 	make -s -C "$HTMM_TOP/tools/tierbench" check O="$BUILD/tierbench-host" \
 		> "$LOGS/tierbench-host.tap" 2>&1
@@ -44,17 +46,29 @@ initrd=$BUILD/initramfs-test.cpio
 "$HTMM_TOP/scripts/mkinitramfs.sh" "$initrd" > "$LOGS/initramfs.log" 2>&1 ||
 	{ cat "$LOGS/initramfs.log"; bail "building the initramfs"; }
 expect=$(cd "$BUILD/selftests" && ls -- *_test 2>/dev/null | paste -sd, -)
+expect+=",lru_gen,htmm_enforce_test_classic_lru,htmm_migrate_test_classic_lru"
 [ -f "$HTMM_TOP/tools/tierbench/guest-smoke.sh" ] && expect+=",tierbench"
 
 echo "# booting the debug kernel in the two-tier guest (deadline ${GUEST_TIMEOUT} s)"
 vmstart=$(date +%s)
 "$HTMM_TOP/scripts/run-vm.sh" --kernel "$BUILD/kernel-debug/arch/x86/boot/bzImage" \
-	--initrd "$initrd" --append "guest_job=tests" \
+	--initrd "$initrd" --append "guest_job=tests page_owner=on htmm=on" \
 	--console "$LOGS/console.log" --results "$LOGS/results.log" \
 	--timeout "$GUEST_TIMEOUT" > /dev/null
 qrc=$?
 echo "# guest ran $(( $(date +%s) - vmstart )) s; total $(( $(date +%s) - start )) s; logs in $LOGS"
 
+# Without htmm=on htmm is off: the same kernel once more, only for that.
+vmstart=$(date +%s)
+"$HTMM_TOP/scripts/run-vm.sh" --kernel "$BUILD/kernel-debug/arch/x86/boot/bzImage" \
+	--initrd "$initrd" --append "guest_job=tests page_owner=on kunit.enable=0 htmm_tests=htmm_off_test" \
+	--console "$LOGS/console-off.log" --results "$LOGS/results-off.log" \
+	--timeout 300 > /dev/null
+offrc=$?
+echo "# guest without htmm=on ran $(( $(date +%s) - vmstart )) s"
+
 python3 "$HTMM_TOP/scripts/parse-results.py" "${hosts[@]}" \
 	--console "$LOGS/console.log" --results "$LOGS/results.log" \
-	--kunit htmm_core --expect "$expect" --qemu-rc "$qrc"
+	--kunit htmm_core --expect "$expect" --qemu-rc "$qrc" \
+	--extra-boot htmm-off "$LOGS/console-off.log" "$LOGS/results-off.log" \
+		htmm_off_test "$offrc"

@@ -10,4 +10,4 @@ flavour=${KERNEL:-demo}
 "$HTMM_TOP/scripts/mkinitramfs.sh" "$BUILD/initramfs.cpio" > /dev/null
 exec "$HTMM_TOP/scripts/run-vm.sh" --interactive \
 	--kernel "$BUILD/kernel-$flavour/arch/x86/boot/bzImage" \
-	--initrd "$BUILD/initramfs.cpio" --append "guest_job=shell"
+	--initrd "$BUILD/initramfs.cpio" --append "guest_job=shell htmm=on"

@@ -147,11 +147,37 @@ static inline int htmm_alloc_node(struct mm_struct *mm, gfp_t gfp,
 	return nid;
 }
 
+int __htmm_numa_target(struct folio *folio, int curnid, int nid);
+
+/**
+ * htmm_numa_target - May NUMA balancing move a folio across tiers?
+ * @folio: The folio of a NUMA hinting fault.
+ * @curnid: The node it is on.
+ * @nid: The node NUMA balancing would move it to.
+ *
+ * htmm places the pages of its cgroups between the fast and the slow
+ * tiers; NUMA balancing still moves them within a tier.
+ *
+ * Context: Under the page table lock of the fault.
+ * Return: @nid, or NUMA_NO_NODE to leave the folio where it is.
+ */
+static inline int htmm_numa_target(struct folio *folio, int curnid, int nid)
+{
+	if (static_branch_unlikely(&htmm_active_key))
+		return __htmm_numa_target(folio, curnid, nid);
+	return nid;
+}
+
 int htmm_memcg_alloc(struct mem_cgroup *memcg);
 void htmm_memcg_free(struct mem_cgroup *memcg);
 void htmm_memcg_offline(struct mem_cgroup *memcg);
 
 #else /* !CONFIG_HTMM */
+
+static inline int htmm_numa_target(struct folio *folio, int curnid, int nid)
+{
+	return nid;
+}
 
 static inline int htmm_alloc_node(struct mm_struct *mm, gfp_t gfp,
 				  unsigned int order, int nid)

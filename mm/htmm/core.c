@@ -2,7 +2,10 @@
 /*
  * htmm core: global state and the enable/disable lifecycle.
  *
- * htmm is dormant until the first memory cgroup writes "enabled" to its
+ * htmm is off unless the kernel was booted with htmm=on, which is what
+ * gives every page its record in page_ext: without it no cgroup can
+ * enable htmm and no hook ever does anything.  With it, htmm is dormant
+ * until the first memory cgroup writes "enabled" to its
  * memory.htmm_enabled file.  From then until the last such cgroup is
  * disabled or removed, htmm_active_key is on and the allocation hooks
  * look at the cgroup of every default-policy user page allocation, and
@@ -10,10 +13,13 @@
  */
 #define pr_fmt(fmt) "htmm: " fmt
 
+#include <linux/cache.h>
 #include <linux/htmm.h>
 #include <linux/init.h>
 #include <linux/jump_label.h>
+#include <linux/kstrtox.h>
 #include <linux/mutex.h>
+#include <linux/page_ext.h>
 #include <linux/printk.h>
 
 #include "internal.h"
@@ -30,6 +36,25 @@ static unsigned int htmm_nr_enabled;
 LIST_HEAD(htmm_enabled_list);
 DEFINE_SPINLOCK(htmm_list_lock);
 
+/* Set by htmm=on; read by the page_ext need callback, so before page_ext. */
+bool htmm_boot_on __ro_after_init;
+
+static int __init htmm_boot_param(char *buf)
+{
+	return kstrtobool(buf, &htmm_boot_on);
+}
+early_param("htmm", htmm_boot_param);
+
+/**
+ * htmm_state - What /sys/kernel/mm/htmm/state reads.
+ *
+ * Return: "on", or why htmm is off.
+ */
+const char *htmm_state(void)
+{
+	return htmm_available() ? "on" : "off (boot with htmm=on)";
+}
+
 /**
  * htmm_memcg_set_enabled - Enable or disable htmm for a memory cgroup.
  * @memcg: The cgroup.
@@ -39,7 +64,8 @@ DEFINE_SPINLOCK(htmm_list_lock);
  * enable htmm activates the hooks; the last one to leave deactivates them.
  *
  * Context: Process context, may sleep.  Takes htmm_lock.
- * Return: 0.
+ * Return: 0, -EOPNOTSUPP to enable when the kernel was not booted with
+ * htmm=on, or the error of allocating or starting the kernel threads.
  */
 int htmm_memcg_set_enabled(struct mem_cgroup *memcg, bool enable)
 {
@@ -47,6 +73,10 @@ int htmm_memcg_set_enabled(struct mem_cgroup *memcg, bool enable)
 
 	int err = 0;
 
+	if (enable && !htmm_available()) {
+		pr_warn_once("cannot enable a cgroup: off, boot with htmm=on\n");
+		return -EOPNOTSUPP;
+	}
 	mutex_lock(&htmm_lock);
 	if (hm->enabled == enable)
 		goto out;
@@ -95,12 +125,15 @@ out:
  * htmm_sampler_restart - Restart ksamplingd after the sampler changed.
  *
  * Context: Process context, may sleep.  Takes htmm_lock.
- * Return: 0 or the error of the new start.
+ * Return: 0, -EOPNOTSUPP if the new source cannot run on this machine
+ * (nothing changed), or the error of the new start.
  */
 int htmm_sampler_restart(void)
 {
-	int err = 0;
+	int err = htmm_sampler_check();
 
+	if (err)
+		return err;
 	mutex_lock(&htmm_lock);
 	if (htmm_nr_enabled) {
 		htmm_sampler_stop();
@@ -135,7 +168,12 @@ static int __init htmm_init(void)
 	err = htmm_debugfs_init();
 	if (err)
 		pr_warn("no debugfs files: %d\n", err);
-	pr_info("initialised\n");
+	if (htmm_available())
+		pr_info("initialised: %zu-byte page record at page_ext offset %zu, page_ext %lu bytes a page\n",
+			htmm_page_ext_ops.size, htmm_page_ext_ops.offset,
+			page_ext_size);
+	else
+		pr_info("off: boot with htmm=on to use it\n");
 	return 0;
 }
 subsys_initcall(htmm_init);

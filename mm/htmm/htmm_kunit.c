@@ -3,9 +3,13 @@
  * KUnit tests for the htmm helpers that need no running workload.
  */
 #include <kunit/test.h>
+#include <linux/align.h>
+#include <linux/gfp.h>
+#include <linux/htmm.h>
 #include <linux/nodemask.h>
 #include <linux/numa.h>
 #include <linux/page_counter.h>
+#include <linux/page_ext.h>
 #include <linux/string.h>
 
 #include "internal.h"
@@ -149,7 +153,61 @@ static void htmm_test_defaults(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, htmm_params.mode, (unsigned int)HTMM_MODE_HUGEPAGE);
 }
 
+/*
+ * page_ext does not align its clients: with page_owner=on, a record that
+ * is not a multiple of 8 bytes would misalign every other page's page_ext.
+ */
+static void htmm_test_page_ext_layout(struct kunit *test)
+{
+	struct page_ext *ext;
+	struct htmm_meta *m;
+	struct page *page;
+
+	KUNIT_EXPECT_EQ(test, sizeof(struct htmm_meta), (size_t)24);
+	if (!htmm_available())
+		kunit_skip(test, "booted without htmm=on");
+	kunit_info(test, "record %zu bytes at offset %zu, page_ext %lu bytes\n",
+		   htmm_page_ext_ops.size, htmm_page_ext_ops.offset,
+		   page_ext_size);
+	KUNIT_EXPECT_EQ(test, htmm_page_ext_ops.size, sizeof(struct htmm_meta));
+	KUNIT_EXPECT_TRUE(test, IS_ALIGNED(htmm_page_ext_ops.offset, 8));
+	KUNIT_EXPECT_TRUE(test, IS_ALIGNED(page_ext_size, 8));
+
+	page = alloc_pages(GFP_KERNEL, 1);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	m = htmm_meta_get(page, &ext);
+	if (m) {
+		KUNIT_EXPECT_TRUE(test, IS_ALIGNED((unsigned long)ext, 8));
+		KUNIT_EXPECT_TRUE(test, IS_ALIGNED((unsigned long)m, 8));
+		KUNIT_EXPECT_TRUE(test,
+				  IS_ALIGNED((unsigned long)page_ext_next(ext),
+					     8));
+		page_ext_put(ext);
+	}
+	__free_pages(page, 1);
+	KUNIT_EXPECT_NOT_NULL(test, m);
+}
+
+/* Epochs start at the wrap: the first cooling of every cgroup crosses it. */
+static void htmm_test_epoch_start(struct kunit *test)
+{
+	struct htmm_memcg *hm;
+
+	hm = kunit_kzalloc(test, struct_size(hm, max_nr_pages, nr_node_ids),
+			   GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, hm);
+	htmm_memcg_state_init(hm);
+	KUNIT_EXPECT_EQ(test, htmm_coolings(hm), 0U);
+	hm->epoch++;
+	KUNIT_EXPECT_EQ(test, hm->epoch, 0U);
+	KUNIT_EXPECT_EQ(test, htmm_coolings(hm), 1U);
+	KUNIT_EXPECT_EQ(test, htmm_epoch_delta(hm->epoch, HTMM_EPOCH_INITIAL),
+			1U);
+}
+
 static struct kunit_case htmm_core_cases[] = {
+	KUNIT_CASE(htmm_test_page_ext_layout),
+	KUNIT_CASE(htmm_test_epoch_start),
 	KUNIT_CASE(htmm_test_parse_uint),
 	KUNIT_CASE(htmm_test_over_limit),
 	KUNIT_CASE(htmm_test_pick_node),

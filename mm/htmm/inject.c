@@ -6,11 +6,12 @@
  *               code as the real sources:
  *                 <pid> <vaddr> <kind>      a process and a user address
  *                 <paddr> <kind>            a physical address
- *               kind is load-fast, load-slow or store; numbers are C style
- *               (decimal, 0x hex).  A write with any malformed line fails
- *               with -EINVAL and injects nothing.
- *   page_info   write "<pid> <vaddr>", then read one line describing the
- *               classification state of that page.
+ *               kind is load-fast, load-slow or store; a pid is decimal
+ *               without a leading zero, addresses are C style (decimal,
+ *               0x hex) and a vaddr is not 0.  A write with any malformed
+ *               line fails with -EINVAL and injects nothing.
+ *   page_info   write "<pid> <vaddr>" (the same rules), then read one line
+ *               describing the classification state of that page.
  *   perf_counters  read-only: perf counters htmm holds right now.
  *   rings       read-only: "cpu<N> pushed <n> dropped <n>" per CPU ring.
  */
@@ -48,6 +49,31 @@ static int htmm_parse_kind(const char *s, enum htmm_kind *kind)
 	return 0;
 }
 
+/*
+ * A pid in decimal: "010" and "0x8" are refused rather than read as
+ * another process than the one the writer may have meant.
+ */
+static int htmm_parse_pid(const char *s, pid_t *pid)
+{
+	unsigned int val;
+
+	if (*s < '1' || *s > '9' || kstrtouint(s, 10, &val) ||
+	    val > PID_MAX_LIMIT) {
+		pr_info_ratelimited("pids are decimal, without a leading zero\n");
+		return -EINVAL;
+	}
+	*pid = val;
+	return 0;
+}
+
+/* A user address: C style, not 0. */
+static int htmm_parse_vaddr(const char *s, unsigned long *vaddr)
+{
+	if (kstrtoul(s, 0, vaddr) || !*vaddr)
+		return -EINVAL;
+	return 0;
+}
+
 /* Split @line into at most @max words; return the count, or -EINVAL. */
 static int htmm_split_words(char *line, char **words, int max)
 {
@@ -67,15 +93,12 @@ static int htmm_split_words(char *line, char **words, int max)
 static int htmm_parse_record(char *line, struct htmm_inject_rec *rec)
 {
 	char *w[3];
-	unsigned int pid;
 	int n;
 
 	n = htmm_split_words(line, w, 3);
 	if (n == 3) {
-		if (kstrtouint(w[0], 0, &pid) || !pid || pid > PID_MAX_LIMIT)
-			return -EINVAL;
-		rec->pid = pid;
-		if (kstrtoul(w[1], 0, &rec->addr))
+		if (htmm_parse_pid(w[0], &rec->pid) ||
+		    htmm_parse_vaddr(w[1], &rec->addr))
 			return -EINVAL;
 		return htmm_parse_kind(w[2], &rec->kind);
 	}
@@ -171,8 +194,8 @@ static ssize_t htmm_page_info_write(struct file *file, const char __user *ubuf,
 	struct htmm_query *q = file->private_data;
 	struct htmm_page_info info;
 	unsigned long vaddr;
-	unsigned int pid;
 	struct page *page;
+	pid_t pid;
 	char buf[64], *w[2], *s = buf;
 	int err;
 
@@ -182,7 +205,7 @@ static ssize_t htmm_page_info_write(struct file *file, const char __user *ubuf,
 		return -EFAULT;
 	buf[count] = '\0';
 	if (htmm_split_words(strim(s), w, 2) != 2 ||
-	    kstrtouint(w[0], 0, &pid) || kstrtoul(w[1], 0, &vaddr))
+	    htmm_parse_pid(w[0], &pid) || htmm_parse_vaddr(w[1], &vaddr))
 		return -EINVAL;
 	page = htmm_get_user_page(pid, vaddr);
 	if (IS_ERR(page))

@@ -98,32 +98,45 @@ extern const char * const htmm_kind_names[HTMM_NR_KINDS];
 extern const char * const htmm_source_names[HTMM_NR_SOURCES];
 
 /*
- * Per-4 KiB-page metadata, kept in page_ext (20 bytes a page).  For a large
- * folio, every page keeps its own subpage count and the head page also
- * keeps the folio's.  Protected by the lock of the htmm_memcg whose id is
- * in @memcg_id; a page whose @memcg_id does not match the folio's cgroup
- * is not accounted anywhere.  @flags, @mbin and @mtime are kept on the
- * head page only.
+ * Per-4 KiB-page metadata, kept in page_ext (24 bytes a page) when the
+ * kernel was booted with htmm=on.  For a large folio, every page keeps its
+ * own subpage count and the head page also keeps the folio's.  Protected
+ * by the lock of the htmm_memcg whose id is in @memcg_id; a page whose
+ * @memcg_id does not match the folio's cgroup is not accounted anywhere.
+ * @flags, @mbin and @mtime are kept on the head page only.
+ *
+ * The epochs and @mtime are 32-bit counters that wrap; they are only
+ * compared through htmm_epoch_delta() and htmm_mtime_age_ms(), which are
+ * right up to 2^32 coolings and 13.6 years apart.  @count saturates at
+ * HTMM_PAGE_COUNT_MAX: a 4 KiB page reaches the top bin at 64 samples.
  */
 struct htmm_meta {
-	u32 count;	/* samples on this 4 KiB page */
 	u32 hcount;	/* head of a large folio: samples on the folio */
-	u16 epoch;	/* cgroup cooling epoch @count is up to date with */
-	u16 hepoch;	/* the same for @hcount */
+	u32 epoch;	/* cgroup cooling epoch @count is up to date with */
+	u32 hepoch;	/* the same for @hcount */
+	u32 mtime;	/* when, in HTMM_MTIME_MS units (htmm_mtime_now()) */
+	u16 count;	/* samples on this 4 KiB page */
+	u16 memcg_id;	/* head: cgroup whose histograms count the folio */
 	u8 bin;		/* bin of this page in the split histogram */
 	u8 hbin;	/* head of a large folio: its bin in the histogram */
-	u16 memcg_id;	/* head: cgroup whose histograms count the folio */
 	u8 flags;	/* HTMM_META_* */
 	u8 mbin;	/* folio bin when it was last migrated by htmm */
-	u16 mtime;	/* when, in HTMM_MTIME_MS units, wrapping */
 };
+
+/*
+ * page_ext lays its clients out back to back and does not align them: a
+ * record that is not a multiple of 8 bytes would misalign page_ext->flags
+ * and page_owner's u64 fields of every other page (page_owner=on).
+ */
+static_assert(sizeof(struct htmm_meta) % sizeof(u64) == 0);
+
+#define HTMM_PAGE_COUNT_MAX	U16_MAX
 
 #define HTMM_META_QUEUED	0x01	/* on its cgroup's promotion queue */
 #define HTMM_META_PROMOTED	0x02	/* last moved by htmm up a tier */
 #define HTMM_META_DEMOTED	0x04	/* last moved by htmm down a tier */
 #define HTMM_META_SEEN		0x08	/* huge page on the split candidates */
 #define HTMM_META_SPLIT		0x10	/* split by htmm (at @mtime) */
-#define HTMM_MTIME_MS		100
 
 /* Why kmigraterd left a page where it is. */
 enum htmm_skip {
@@ -171,7 +184,7 @@ struct htmm_memcg {
 	spinlock_t lock;
 	struct htmm_hist hist;		/* one entry per folio */
 	struct htmm_hist hist_split;	/* one entry per 4 KiB page */
-	u16 epoch;			/* coolings so far */
+	u32 epoch;			/* from HTMM_EPOCH_INITIAL, wrapping */
 	unsigned int hot, warm;		/* current thresholds */
 	unsigned int fill;		/* fill bin (htmm_thresholds()) */
 	u64 capacity;			/* fast-tier pages used for them */
@@ -232,13 +245,51 @@ static inline struct htmm_memcg *htmm_memcg(struct mem_cgroup *memcg)
 
 int htmm_memcg_set_enabled(struct mem_cgroup *memcg, bool enable);
 
+/* core.c: htmm=on on the kernel command line; set before page_ext init. */
+extern bool htmm_boot_on;
+
+/* Is htmm usable: booted with htmm=on, so pages have their records? */
+static inline bool htmm_available(void)
+{
+	return htmm_boot_on;
+}
+
+const char *htmm_state(void);
+
+/*
+ * Cooling epochs start close to the wrap, like jiffies, so that every test
+ * that cools crosses it: an epoch comparison that is not wrap-safe fails
+ * at once instead of after 2^32 coolings.  What users see counts from 0.
+ */
+#define HTMM_EPOCH_INITIAL	((u32)-1)
+
+static inline u32 htmm_coolings(const struct htmm_memcg *hm)
+{
+	return hm->epoch - HTMM_EPOCH_INITIAL;
+}
+
+/* The split-histogram bin of a page accounted in @hm; under hm->lock. */
+static inline unsigned int htmm_meta_bin(const struct htmm_memcg *hm,
+					 const struct htmm_meta *m)
+{
+	return htmm_bin_cool(m->bin, htmm_epoch_delta(hm->epoch, m->epoch));
+}
+
+/* The histogram bin of a large folio, from its head; under hm->lock. */
+static inline unsigned int htmm_meta_hbin(const struct htmm_memcg *hm,
+					  const struct htmm_meta *h)
+{
+	return htmm_bin_cool(h->hbin, htmm_epoch_delta(hm->epoch, h->hepoch));
+}
+
 int htmm_parse_uint(const char *buf, unsigned int min, unsigned int max,
 		    unsigned int *res);
 bool htmm_over_limit(unsigned long usage, unsigned long nr,
 		     unsigned long limit);
 int htmm_pick_node(int nid, gfp_t gfp,
 		   bool (*full)(int nid, void *arg), void *arg);
-unsigned long htmm_memcg_node_pages(struct mem_cgroup *memcg, int nid);
+unsigned long htmm_memcg_node_pages(struct mem_cgroup *memcg, int nid,
+				    bool flush);
 
 int __init htmm_sysfs_init(void);
 int __init htmm_memcg_init(void);
@@ -298,7 +349,7 @@ unsigned long htmm_migrate_list(struct mem_cgroup *memcg,
 				nodemask_t *allowed, bool up);
 
 /* split.c: splitting skewed huge pages */
-void htmm_split_round(struct mem_cgroup *memcg);
+void htmm_split_round(struct mem_cgroup *memcg, unsigned long *tokens);
 long htmm_split_for_room(struct mem_cgroup *memcg, struct folio *folio);
 void htmm_split_stat(struct htmm_memcg *hm, struct seq_file *m);
 void htmm_latency_from_firmware(void);
@@ -311,11 +362,15 @@ void htmm_latency_from_firmware(void);
 extern struct list_head htmm_enabled_list;
 extern spinlock_t htmm_list_lock;
 
-/* sampler.c */
+/*
+ * sampler.c.  A sample on a ring: its physical address, or else its user
+ * address and a reference on the mm it belongs to (mmgrab(), released by
+ * whoever takes the record off the ring, with mmdrop()).
+ */
 struct htmm_record {
 	u64 paddr;		/* 0 if unknown */
 	u64 vaddr;
-	pid_t pid;
+	struct mm_struct *mm;	/* with a reference; NULL if @paddr is set */
 	u8 kind;		/* enum htmm_kind */
 	u8 src;			/* enum htmm_source */
 };
@@ -336,6 +391,8 @@ extern const struct htmm_source_ops htmm_abit_source;
 extern const struct htmm_source_ops htmm_null_source;
 
 bool htmm_ring_push(const struct htmm_record *rec);
+struct page *htmm_mm_get_page(struct mm_struct *mm, unsigned long vaddr);
+int htmm_sampler_check(void);
 unsigned int htmm_period_at(unsigned int base, unsigned int level);
 int htmm_sampler_start(void);
 void htmm_sampler_stop(void);

@@ -65,23 +65,35 @@ void htmm_memcg_free(struct mem_cgroup *memcg)
  * htmm_memcg_node_pages - Pages of a cgroup resident on a node.
  * @memcg: The cgroup.
  * @nid: The node.
+ * @flush: Flush the cgroup's pending statistics first (may sleep).
  *
- * Counts the cgroup's own LRU pages on @nid (anonymous and file, not those
- * of descendant cgroups).  The LRU size counters are exact; only folios
- * still sitting in a per-CPU LRU batch are not yet included.
+ * Counts the cgroup's own LRU pages on @nid (anonymous, file and
+ * unevictable; not those of descendant cgroups) from the per-memcg,
+ * per-node NR_LRU_BASE statistics.  Both the classic LRU and the
+ * multi-gen LRU keep these through __update_lru_size(), unlike the
+ * per-zone lru_zone_size array, which only the classic LRU maintains.
  *
+ * The statistics are rstat-aggregated, so they are not exact: updates that
+ * are still batched per CPU are missing, and without a flush so is
+ * whatever accumulated since the last flush.  mem_cgroup_flush_stats()
+ * flushes only when the pending updates exceed MEMCG_CHARGE_BATCH per
+ * online CPU, which bounds the error (to about 64 pages per CPU) without
+ * flushing on every call.
+ *
+ * Context: Process context if @flush; any context otherwise.
  * Return: The number of base pages.
  */
-unsigned long htmm_memcg_node_pages(struct mem_cgroup *memcg, int nid)
+unsigned long htmm_memcg_node_pages(struct mem_cgroup *memcg, int nid,
+				    bool flush)
 {
 	struct lruvec *lruvec = mem_cgroup_lruvec(memcg, NODE_DATA(nid));
 	unsigned long nr = 0;
 	enum lru_list lru;
-	int zid;
 
+	if (flush)
+		mem_cgroup_flush_stats(memcg);
 	for_each_lru(lru)
-		for (zid = 0; zid < MAX_NR_ZONES; zid++)
-			nr += mem_cgroup_get_zone_lru_size(lruvec, lru, zid);
+		nr += lruvec_page_state_local(lruvec, NR_LRU_BASE + lru);
 	return nr;
 }
 
@@ -146,6 +158,7 @@ struct htmm_alloc_ctx {
 	struct mem_cgroup *memcg;
 	struct htmm_memcg *hm;
 	unsigned long nr;
+	bool flush;
 };
 
 static bool htmm_node_full(int nid, void *arg)
@@ -155,7 +168,12 @@ static bool htmm_node_full(int nid, void *arg)
 
 	if (limit >= PAGE_COUNTER_MAX)
 		return false;
-	return htmm_over_limit(htmm_memcg_node_pages(ctx->memcg, nid),
+	if (ctx->flush) {
+		/* One flush per allocation decision is enough. */
+		mem_cgroup_flush_stats(ctx->memcg);
+		ctx->flush = false;
+	}
+	return htmm_over_limit(htmm_memcg_node_pages(ctx->memcg, nid, false),
 			       ctx->nr, limit);
 }
 
@@ -172,6 +190,7 @@ int __htmm_alloc_node(struct mm_struct *mm, gfp_t gfp, unsigned int order,
 		return nid;
 	ctx.hm = htmm_memcg(ctx.memcg);
 	ctx.nr = 1UL << order;
+	ctx.flush = gfpflags_allow_blocking(gfp);
 	if (!ctx.hm || !READ_ONCE(ctx.hm->enabled) || !htmm_node_full(nid, &ctx))
 		goto out;
 
@@ -241,15 +260,40 @@ static ssize_t htmm_max_at_node_write(struct kernfs_open_file *of, char *buf,
 	struct mem_cgroup *memcg = mem_cgroup_from_css(of_css(of));
 	struct htmm_memcg *hm = htmm_memcg(memcg);
 	int nid = of_cft(of)->private;
+	u64 digits, bytes, unit = 1;
+	char one[3] = "1", *end;
 	unsigned long nr_pages;
+	size_t len;
 	int err;
 
 	buf = strstrip(buf);
-	if (!*buf)
+	len = strlen(buf);
+	if (!strcmp(buf, "max")) {
+		nr_pages = PAGE_COUNTER_MAX;
+		goto set;
+	}
+	/* The syntax of memory.max: what memparse() takes, and only that. */
+	memparse(buf, &end);
+	if (end == buf || *end)
 		return -EINVAL;
-	err = page_counter_memparse(buf, "max", &nr_pages);
+	/*
+	 * memparse() wraps silently, so parse the number again, without
+	 * its suffix if it has one, and let memparse() scale "1<suffix>".
+	 */
+	err = kstrtoull(buf, 0, &digits);
+	if (err == -EINVAL) {
+		one[1] = buf[len - 1];
+		unit = memparse(one, NULL);
+		buf[len - 1] = '\0';
+		err = kstrtoull(buf, 0, &digits);
+	}
 	if (err)
 		return err;
+	if (check_mul_overflow(digits, unit, &bytes) ||
+	    bytes >> PAGE_SHIFT > PAGE_COUNTER_MAX)
+		return -ERANGE;
+	nr_pages = bytes >> PAGE_SHIFT;
+set:
 	mutex_lock(&htmm_lock);
 	WRITE_ONCE(hm->max_nr_pages[nid], nr_pages);
 	/* The fast-tier budget moved: so do the thresholds. */
@@ -266,10 +310,12 @@ static int htmm_stat_show(struct seq_file *m, void *v)
 	char key[32];
 	int nid;
 
+	if (!htmm_available())
+		seq_printf(m, "htmm %s\n", htmm_state());
 	seq_printf(m, "enabled %d\n", READ_ONCE(hm->enabled));
 	for_each_node_state(nid, N_MEMORY) {
 		snprintf(key, sizeof(key), "resident_node%d", nid);
-		htmm_seq_pages(m, key, htmm_memcg_node_pages(memcg, nid));
+		htmm_seq_pages(m, key, htmm_memcg_node_pages(memcg, nid, true));
 		snprintf(key, sizeof(key), "max_at_node%d", nid);
 		htmm_seq_pages(m, key, READ_ONCE(hm->max_nr_pages[nid]));
 	}

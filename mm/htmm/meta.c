@@ -2,7 +2,8 @@
 /*
  * htmm per-page metadata and the accounting of access samples.
  *
- * Every 4 KiB page carries a struct htmm_meta in page_ext.  A sample on a
+ * With htmm=on on the kernel command line, every 4 KiB page carries a
+ * struct htmm_meta in page_ext; without it, htmm is off.  A sample on a
  * page of an htmm-enabled cgroup bumps the page's count (and, for a large
  * folio, the folio's count), moves the folio in the cgroup's histogram and
  * the page in the "as if split" histogram, and every so many samples
@@ -14,6 +15,8 @@
 #define pr_fmt(fmt) "htmm: " fmt
 
 #include <linux/htmm.h>
+#include <linux/jiffies.h>
+#include <linux/math64.h>
 #include <linux/memcontrol.h>
 #include <linux/memory-tiers.h>
 #include <linux/mm.h>
@@ -46,9 +49,10 @@ const char * const htmm_source_names[HTMM_NR_SOURCES] = {
 	[HTMM_SRC_INJECT] = "inject",
 };
 
-static bool htmm_need_page_ext(void)
+/* Records only with htmm=on, the way page_owner=on works. */
+static bool __init htmm_need_page_ext(void)
 {
-	return true;
+	return htmm_boot_on;
 }
 
 struct page_ext_operations htmm_page_ext_ops = {
@@ -61,10 +65,13 @@ struct page_ext_operations htmm_page_ext_ops = {
  * @page: The page.
  * @ext: Set to the page_ext to release with page_ext_put().
  *
- * Return: The metadata, or NULL if the page has no page_ext.
+ * Return: The metadata, or NULL if the page has no page_ext or htmm is off
+ * (another page_ext client may have a page_ext without our record).
  */
 struct htmm_meta *htmm_meta_get(struct page *page, struct page_ext **ext)
 {
+	if (!htmm_available())
+		return NULL;
 	*ext = page_ext_get(page);
 	if (!*ext)
 		return NULL;
@@ -74,6 +81,7 @@ struct htmm_meta *htmm_meta_get(struct page *page, struct page_ext **ext)
 void htmm_memcg_state_init(struct htmm_memcg *hm)
 {
 	spin_lock_init(&hm->lock);
+	hm->epoch = HTMM_EPOCH_INITIAL;
 	hm->hot = HTMM_BIN_NONE;
 	hm->warm = HTMM_BIN_NONE;
 	hm->fill = HTMM_BIN_NONE;
@@ -109,10 +117,18 @@ static u64 htmm_fast_capacity(struct htmm_memcg *hm)
 	return cap;
 }
 
-/* Now in HTMM_MTIME_MS units, wrapping. */
-static u16 htmm_mtime_now(void)
+/*
+ * Like jiffies, the clock of the per-page migration times starts five
+ * minutes before its wrap, so that the wrap is crossed in every test run.
+ */
+#define HTMM_MTIME_INITIAL	((u32)-(300000 / HTMM_MTIME_MS))
+
+/* Now in HTMM_MTIME_MS units, wrapping; see htmm_mtime_age_ms(). */
+static u32 htmm_mtime_now(void)
 {
-	return (u16)(jiffies_to_msecs(jiffies) / HTMM_MTIME_MS);
+	u64 ms = jiffies64_to_msecs(get_jiffies_64() - INITIAL_JIFFIES);
+
+	return (u32)div_u64(ms, HTMM_MTIME_MS) + HTMM_MTIME_INITIAL;
 }
 
 /*
@@ -182,10 +198,10 @@ static void htmm_cool_locked(struct mem_cgroup *memcg, struct htmm_memcg *hm)
 	htmm_hist_cool(&hm->hist_split, 1);
 	hm->samples_since_cool = 0;
 	hm->usage_at_cool = page_counter_read(&memcg->memory);
-	if (!(hm->epoch % READ_ONCE(htmm_params.split_period)))
+	if (!(htmm_coolings(hm) % READ_ONCE(htmm_params.split_period)))
 		hm->split_due = true;
 	count_vm_event(HTMM_NR_COOLING);
-	trace_htmm_cooling(mem_cgroup_id(memcg), hm->epoch);
+	trace_htmm_cooling(mem_cgroup_id(memcg), htmm_coolings(hm));
 	htmm_adapt_locked(memcg, hm);
 }
 
@@ -286,7 +302,7 @@ static void htmm_folio_stop(struct htmm_memcg *hm, struct folio *folio,
 		m = i ? htmm_meta_get(folio_page(folio, i), &ext) : head;
 		if (!m)
 			continue;
-		bin = htmm_bin_cool(m->bin, (u16)(hm->epoch - m->epoch));
+		bin = htmm_meta_bin(hm, m);
 		if (!htmm_hist_sub(&hm->hist_split, bin, 1))
 			hm->nr_unaccounted++;
 		if (nr == 1 && !htmm_hist_sub(&hm->hist, bin, 1))
@@ -297,7 +313,7 @@ static void htmm_folio_stop(struct htmm_memcg *hm, struct folio *folio,
 		}
 	}
 	if (nr > 1) {
-		bin = htmm_bin_cool(head->hbin, (u16)(hm->epoch - head->hepoch));
+		bin = htmm_meta_hbin(hm, head);
 		if (!htmm_hist_sub(&hm->hist, bin, nr))
 			hm->nr_unaccounted++;
 	}
@@ -341,7 +357,7 @@ static void htmm_account(struct mem_cgroup *memcg, struct htmm_memcg *hm,
 		htmm_folio_start(hm, id, folio, h);
 
 	if (nr > 1) {
-		d = (u16)(hm->epoch - h->hepoch);
+		d = htmm_epoch_delta(hm->epoch, h->hepoch);
 		cur = htmm_bin_cool(h->hbin, d);
 		h->hcount = htmm_count_add(htmm_count_cool(h->hcount, d), 1);
 		h->hepoch = hm->epoch;
@@ -354,9 +370,10 @@ static void htmm_account(struct mem_cgroup *memcg, struct htmm_memcg *hm,
 
 	m = coarse ? NULL : page == &folio->page ? h : htmm_meta_get(page, &ext);
 	if (m) {
-		d = (u16)(hm->epoch - m->epoch);
+		d = htmm_epoch_delta(hm->epoch, m->epoch);
 		cur = htmm_bin_cool(m->bin, d);
-		m->count = htmm_count_add(htmm_count_cool(m->count, d), 1);
+		m->count = min_t(u32, htmm_count_cool(m->count, d) + 1,
+				 HTMM_PAGE_COUNT_MAX);
 		m->epoch = hm->epoch;
 		bin = htmm_bin(htmm_units(m->count, 1));
 		htmm_hist_move(hm, &hm->hist_split, cur, bin, 1);
@@ -370,43 +387,23 @@ static void htmm_account(struct mem_cgroup *memcg, struct htmm_memcg *hm,
 	page_ext_put(hext);
 }
 
-/**
- * htmm_ingest_page - Account one access sample on a page.
- * @page: The sampled page.
- * @kind: What kind of access it was.
- * @src: Which sample source saw it.
- *
- * Samples on pages that are not charged to an htmm-enabled cgroup are
- * ignored and leave nothing behind.
- *
- * Context: Any context but NMI; takes the cgroup's htmm lock.
- * Return: 0 if the sample was accounted, -ENOENT if the page is free or
- * changed under us, -ENODEV if it belongs to no htmm cgroup.
- */
-int htmm_ingest_page(struct page *page, enum htmm_kind kind,
-		     enum htmm_source src)
+/* Account one sample on @page of the user folio @folio; hold a reference. */
+static int htmm_ingest_folio(struct folio *folio, struct page *page,
+			     enum htmm_kind kind, enum htmm_source src)
 {
-	struct folio *folio = page_folio(page);
 	struct mem_cgroup *memcg;
 	struct htmm_memcg *hm;
 	unsigned long flags;
 	int ret = -ENODEV;
 
-	if (!folio_try_get(folio))
-		return -ENOENT;
-	if (unlikely(page_folio(page) != folio || folio_test_hugetlb(folio) ||
-		     folio_memcg_kmem(folio))) {
-		ret = -ENOENT;
-		goto put;
-	}
 	rcu_read_lock();
-	memcg = folio_memcg(folio);
+	memcg = folio_memcg_check(folio);
 	hm = memcg ? htmm_memcg(memcg) : NULL;
 	if (!hm || !READ_ONCE(hm->enabled))
 		goto unlock;
 	spin_lock_irqsave(&hm->lock, flags);
 	/* Recheck under the lock: migration may have moved the charge. */
-	if (folio_memcg(folio) == memcg) {
+	if (folio_memcg_check(folio) == memcg) {
 		htmm_account(memcg, hm, folio, page,
 			     kind == HTMM_ACCESS && folio_test_large(folio));
 		hm->nr_samples[kind]++;
@@ -421,10 +418,46 @@ int htmm_ingest_page(struct page *page, enum htmm_kind kind,
 	spin_unlock_irqrestore(&hm->lock, flags);
 unlock:
 	rcu_read_unlock();
-put:
+	return ret;
+}
+
+/**
+ * htmm_ingest_page - Account one access sample on a page.
+ * @page: The sampled page: any page frame, free or in any use.
+ * @kind: What kind of access it was.
+ * @src: Which sample source saw it.
+ *
+ * Only pages of user folios (anonymous or page cache) charged to an
+ * htmm-enabled cgroup are accounted.  The frame may be freed or reused
+ * under us, so the folio is pinned first and only then checked, as
+ * damon_get_folio() does; its cgroup is read with folio_memcg_check(),
+ * which is safe on slab folios, after kernel memory (slab, page tables,
+ * kmem charges) and hugetlb were ruled out.  Unlike a walk over page
+ * frames, a sample does not require the folio to be on the LRU: a page
+ * faulted in a moment ago still sits in a per-CPU LRU batch, and its
+ * samples count.  Every other sample is counted in
+ * htmm_nr_samples_ignored and leaves nothing behind.
+ *
+ * Context: Any context but NMI; takes the cgroup's htmm lock.
+ * Return: 0 if the sample was accounted, -ENOENT if the page is not part of
+ * a user folio (free, kernel, hugetlb, or changed under us), -ENODEV if it
+ * belongs to no htmm cgroup.
+ */
+int htmm_ingest_page(struct page *page, enum htmm_kind kind,
+		     enum htmm_source src)
+{
+	struct folio *folio = page_folio(page);
+	int ret = -ENOENT;
+
+	if (!folio_try_get(folio))
+		goto out;
+	if (likely(page_folio(page) == folio && !folio_test_slab(folio) &&
+		   !folio_test_hugetlb(folio) && !PageTable(&folio->page) &&
+		   !folio_memcg_kmem(folio)))
+		ret = htmm_ingest_folio(folio, page, kind, src);
 	folio_put(folio);
-	if (!ret)
-		count_vm_event(HTMM_NR_SAMPLED);
+out:
+	count_vm_event(ret ? HTMM_NR_SAMPLES_IGNORED : HTMM_NR_SAMPLED);
 	return ret;
 }
 
@@ -439,11 +472,8 @@ put:
 struct page *htmm_get_user_page(pid_t pid, unsigned long vaddr)
 {
 	struct task_struct *task;
-	struct vm_area_struct *vma;
-	struct folio_walk fw;
-	struct folio *folio;
-	struct page *page = ERR_PTR(-EFAULT);
 	struct mm_struct *mm;
+	struct page *page;
 
 	task = find_get_task_by_vpid(pid);
 	if (!task)
@@ -452,20 +482,7 @@ struct page *htmm_get_user_page(pid_t pid, unsigned long vaddr)
 	put_task_struct(task);
 	if (!mm)
 		return ERR_PTR(-ESRCH);
-	if (mmap_read_lock_killable(mm)) {
-		mmput(mm);
-		return ERR_PTR(-EINTR);
-	}
-	vma = vma_lookup(mm, vaddr);
-	if (vma) {
-		folio = folio_walk_start(&fw, vma, vaddr, 0);
-		if (folio) {
-			page = fw.page;
-			folio_get(folio);
-			folio_walk_end(&fw, vma);
-		}
-	}
-	mmap_read_unlock(mm);
+	page = htmm_mm_get_page(mm, vaddr);
 	mmput(mm);
 	return page;
 }
@@ -513,7 +530,7 @@ int htmm_page_info(struct page *page, struct htmm_page_info *info)
 	memset(info, 0, sizeof(*info));
 	info->nr_pages = folio_nr_pages(folio);
 	rcu_read_lock();
-	memcg = folio_memcg(folio);
+	memcg = folio_memcg_check(folio);
 	hm = memcg ? htmm_memcg(memcg) : NULL;
 	if (!hm)
 		goto out;
@@ -523,12 +540,12 @@ int htmm_page_info(struct page *page, struct htmm_page_info *info)
 	m = page == &folio->page ? h : htmm_meta_get(page, &ext);
 	spin_lock_irqsave(&hm->lock, flags);
 	if (m && h->memcg_id == mem_cgroup_id(memcg)) {
-		unsigned int d = (u16)(hm->epoch - m->epoch);
+		unsigned int d = htmm_epoch_delta(hm->epoch, m->epoch);
 
 		info->count = htmm_count_cool(m->count, d);
 		info->bin = htmm_bin_cool(m->bin, d);
 		if (info->nr_pages > 1) {
-			d = (u16)(hm->epoch - h->hepoch);
+			d = htmm_epoch_delta(hm->epoch, h->hepoch);
 			info->folio_count = htmm_count_cool(h->hcount, d);
 			info->folio_bin = htmm_bin_cool(h->hbin, d);
 		} else {
@@ -539,11 +556,10 @@ int htmm_page_info(struct page *page, struct htmm_page_info *info)
 		info->fill = info->hot || (hm->fill != HTMM_BIN_NONE &&
 					   info->folio_bin >= hm->fill);
 		info->warm_bin = hm->warm;
-		info->epoch = hm->epoch;
+		info->epoch = htmm_coolings(hm);
 		info->flags = h->flags;
 		info->mbin = h->mbin;
-		info->moved_ms = (u16)(htmm_mtime_now() - h->mtime) *
-				 HTMM_MTIME_MS;
+		info->moved_ms = htmm_mtime_age_ms(htmm_mtime_now(), h->mtime);
 		ret = 0;
 	}
 	spin_unlock_irqrestore(&hm->lock, flags);
@@ -582,11 +598,8 @@ int htmm_folio_mark(struct folio *folio, struct mem_cgroup *memcg,
 		h->flags = (h->flags & ~clear) | set;
 		if (set & (HTMM_META_PROMOTED | HTMM_META_DEMOTED |
 			   HTMM_META_SPLIT)) {
-			h->mbin = htmm_bin_cool(folio_test_large(folio) ?
-						h->hbin : h->bin,
-						(u16)(hm->epoch -
-						      (folio_test_large(folio) ?
-						       h->hepoch : h->epoch)));
+			h->mbin = folio_test_large(folio) ?
+				  htmm_meta_hbin(hm, h) : htmm_meta_bin(hm, h);
 			h->mtime = htmm_mtime_now();
 		}
 		ret = 0;
@@ -645,9 +658,9 @@ void htmm_folio_queue(struct folio *folio, struct mem_cgroup *memcg)
 	spin_lock_irqsave(&hm->lock, flags);
 	if (h->memcg_id == mem_cgroup_id(memcg)) {
 		if (folio_test_large(folio))
-			bin = htmm_bin_cool(h->hbin, (u16)(hm->epoch - h->hepoch));
+			bin = htmm_meta_hbin(hm, h);
 		else
-			bin = htmm_bin_cool(h->bin, (u16)(hm->epoch - h->epoch));
+			bin = htmm_meta_bin(hm, h);
 		htmm_queue_locked(hm, folio, h, bin);
 	}
 	spin_unlock_irqrestore(&hm->lock, flags);
@@ -682,9 +695,8 @@ int htmm_folio_skew(struct folio *folio, struct mem_cgroup *memcg)
 		m = i ? htmm_meta_get(folio_page(folio, i), &ext) : h;
 		if (!m)
 			continue;
-		c = min_t(u64, htmm_count_cool(m->count,
-					       (u16)(hm->epoch - m->epoch)),
-			  1U << 16);
+		c = htmm_count_cool(m->count,
+				    htmm_epoch_delta(hm->epoch, m->epoch));
 		n += c;
 		sumsq += c * c;
 		if (i)
@@ -807,14 +819,14 @@ void htmm_split_folio(struct folio *folio, unsigned int new_order)
 		htmm_folio_stop(hm, folio, h);
 		goto out;
 	}
-	bin = htmm_bin_cool(h->hbin, (u16)(hm->epoch - h->hepoch));
+	bin = htmm_meta_hbin(hm, h);
 	if (!htmm_hist_sub(&hm->hist, bin, nr))
 		hm->nr_unaccounted++;
 	for (i = 0; i < nr; i++) {
 		m = i ? htmm_meta_get(folio_page(folio, i), &sext) : h;
 		if (!m)
 			continue;
-		bin = htmm_bin_cool(m->bin, (u16)(hm->epoch - m->epoch));
+		bin = htmm_meta_bin(hm, m);
 		htmm_hist_add(&hm->hist, bin, 1);
 		m->memcg_id = h->memcg_id;
 		m->hcount = 0;
@@ -852,10 +864,10 @@ void __htmm_collapse_note(struct htmm_collapse *hc, struct page *page)
 	if (!m)
 		return;
 	if (READ_ONCE(m->memcg_id)) {
-		unsigned int age = (u16)(htmm_mtime_now() - READ_ONCE(m->mtime));
+		u32 age = htmm_mtime_age_ms(htmm_mtime_now(),
+					    READ_ONCE(m->mtime));
 
-		if ((READ_ONCE(m->flags) & HTMM_META_SPLIT) &&
-		    age * HTMM_MTIME_MS < cooldown)
+		if ((READ_ONCE(m->flags) & HTMM_META_SPLIT) && age < cooldown)
 			hc->split = true;
 		c = min_t(u64, READ_ONCE(m->count), 1U << 16);
 		hc->n += c;
@@ -877,7 +889,8 @@ bool __htmm_collapse_allowed(const struct htmm_collapse *hc)
 {
 	unsigned int thres = READ_ONCE(htmm_params.thres_split);
 
-	if (!thres)
+	/* Without THP there is no khugepaged and no HPAGE_PMD_NR. */
+	if (!IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE) || !thres)
 		return true;
 	return hc->n >= HPAGE_PMD_NR &&
 	       htmm_skew_class(hc->n, hc->sumsq, HPAGE_PMD_NR) < thres;
@@ -905,7 +918,7 @@ void htmm_memcg_stat(struct mem_cgroup *memcg, struct seq_file *m)
 	unsigned int hot, warm, b;
 	unsigned long flags;
 	u64 cap, unacc;
-	u16 epoch;
+	u32 epoch;
 
 	spin_lock_irqsave(&hm->lock, flags);
 	hist = hm->hist;
@@ -915,7 +928,7 @@ void htmm_memcg_stat(struct mem_cgroup *memcg, struct seq_file *m)
 	hot = hm->hot;
 	warm = hm->warm;
 	cap = hm->capacity;
-	epoch = hm->epoch;
+	epoch = htmm_coolings(hm);
 	unacc = hm->nr_unaccounted;
 	spin_unlock_irqrestore(&hm->lock, flags);
 

@@ -145,7 +145,7 @@ unsigned long htmm_promote_room(struct mem_cgroup *memcg, int nid)
 {
 	struct htmm_memcg *hm = htmm_memcg(memcg);
 	unsigned long budget = htmm_node_budget(hm, nid);
-	unsigned long use = htmm_memcg_node_pages(memcg, nid);
+	unsigned long use = htmm_memcg_node_pages(memcg, nid, true);
 	unsigned long limit;
 
 	limit = budget - htmm_wmark_pages(budget,
@@ -166,7 +166,37 @@ static void htmm_refill(struct htmm_migrater *m)
 	m->refill = now;
 }
 
-/* Take a reference on the folio at @pfn, if it is an LRU folio now. */
+int __htmm_numa_target(struct folio *folio, int curnid, int nid)
+{
+	struct mem_cgroup *memcg;
+	struct htmm_memcg *hm;
+	bool owned;
+
+	if (nid == NUMA_NO_NODE ||
+	    htmm_node_is_fast(curnid) == htmm_node_is_fast(nid))
+		return nid;
+	rcu_read_lock();
+	memcg = folio_memcg_check(folio);
+	hm = memcg ? htmm_memcg(memcg) : NULL;
+	owned = hm && READ_ONCE(hm->enabled);
+	rcu_read_unlock();
+	if (!owned)
+		return nid;
+	count_vm_event(HTMM_NUMA_LEFT);
+	return NUMA_NO_NODE;
+}
+
+/**
+ * htmm_get_folio - Take a reference on the LRU folio at a page frame.
+ * @pfn: The page frame.
+ *
+ * The frame may be freed and reused at any time, so the first LRU test is
+ * only a hint: the folio is checked again once the reference pins it, as
+ * damon_get_folio() does.
+ *
+ * Return: The folio with a reference, or NULL if @pfn is not (or no
+ * longer) part of an LRU folio.
+ */
 struct folio *htmm_get_folio(unsigned long pfn)
 {
 	struct page *page = pfn_to_online_page(pfn);
@@ -177,7 +207,7 @@ struct folio *htmm_get_folio(unsigned long pfn)
 	folio = page_folio(page);
 	if (!folio_test_lru(folio) || !folio_try_get(folio))
 		return NULL;
-	if (unlikely(page_folio(page) != folio)) {
+	if (unlikely(page_folio(page) != folio || !folio_test_lru(folio))) {
 		folio_put(folio);
 		return NULL;
 	}
@@ -189,7 +219,7 @@ bool htmm_folio_in(struct folio *folio, struct mem_cgroup *memcg)
 	bool ret;
 
 	rcu_read_lock();
-	ret = folio_memcg(folio) == memcg;
+	ret = folio_memcg_check(folio) == memcg;
 	rcu_read_unlock();
 	return ret;
 }
@@ -259,21 +289,36 @@ static void htmm_count_isolated(struct list_head *list, long nr[2])
 		nr[folio_is_file_lru(folio)] += folio_nr_pages(folio);
 }
 
-static struct folio *htmm_alloc_demote(struct folio *src, unsigned long private)
+/*
+ * Allocate a promotion target on the fast node, as NUMA balancing does for
+ * its promotions (alloc_misplaced_dst_folio(), which is static and built
+ * only with CONFIG_NUMA_BALANCING): no direct reclaim, and for a huge page
+ * no more than GFP_TRANSHUGE_LIGHT allows, so that promotion never makes
+ * the fast node reclaim or compact.  A huge page that does not fit is not
+ * promoted now; demotion makes room.
+ */
+static struct folio *htmm_alloc_promote(struct folio *src,
+					unsigned long private)
 {
-	struct migration_target_control *mtc = (void *)private;
-	nodemask_t *allowed = mtc->nmask;
-	struct folio *dst;
+	unsigned int order = folio_order(src);
+	gfp_t gfp = __GFP_THISNODE;
 
-	/* The preferred node first, then the other lower tiers. */
-	mtc->nmask = NULL;
-	mtc->gfp_mask |= __GFP_THISNODE;
-	dst = alloc_migration_target(src, private);
-	mtc->gfp_mask &= ~__GFP_THISNODE;
-	mtc->nmask = allowed;
-	if (!dst && allowed)
-		dst = alloc_migration_target(src, private);
-	return dst;
+	if (order)
+		gfp |= GFP_TRANSHUGE_LIGHT;
+	else
+		gfp |= (GFP_HIGHUSER_MOVABLE & ~__GFP_RECLAIM) |
+		       __GFP_NOMEMALLOC | __GFP_NORETRY | __GFP_NOWARN;
+	return __folio_alloc_node(gfp, order, (int)private);
+}
+
+/* Count promotions where NUMA-balancing tiering counts its own. */
+static void htmm_count_promoted(struct mem_cgroup *memcg, int nid,
+				unsigned int nr)
+{
+#ifdef CONFIG_NUMA_BALANCING
+	mod_lruvec_state(mem_cgroup_lruvec(memcg, NODE_DATA(nid)),
+			 PGPROMOTE_SUCCESS, nr);
+#endif
 }
 
 /*
@@ -303,13 +348,13 @@ unsigned long htmm_migrate_list(struct mem_cgroup *memcg,
 		return 0;
 	htmm_count_isolated(list, before);
 	if (up) {
-		mtc.gfp_mask |= __GFP_THISNODE;
-		migrate_pages(list, alloc_migration_target, NULL,
-			      (unsigned long)&mtc, MIGRATE_ASYNC,
-			      MR_NUMA_MISPLACED, &nr_succeeded);
+		migrate_pages(list, htmm_alloc_promote, NULL, nid,
+			      MIGRATE_ASYNC, MR_NUMA_MISPLACED, &nr_succeeded);
+		htmm_count_promoted(memcg, nid, nr_succeeded);
 	} else {
+		/* The target node first, then the other lower tiers. */
 		mtc.gfp_mask |= __GFP_KSWAPD_RECLAIM;
-		migrate_pages(list, htmm_alloc_demote, NULL,
+		migrate_pages(list, alloc_migrate_folio, NULL,
 			      (unsigned long)&mtc, MIGRATE_ASYNC,
 			      MR_DEMOTION, &nr_succeeded);
 	}
@@ -398,18 +443,23 @@ static void htmm_promote_memcg(struct htmm_migrater *m,
 			if (!htmm_folio_in(folio, memcg) ||
 			    htmm_node_is_fast(folio_nid(folio)) ||
 			    htmm_page_info(&folio->page, &info) || !info.fill ||
-			    (!info.hot && READ_ONCE(hm->cand_pages)) ||
-			    folio_nr_pages(folio) > room - nr) {
+			    (!info.hot && READ_ONCE(hm->cand_pages))) {
 				folio_put(folio);
 				continue;
 			}
 			/*
-			 * A huge page only in the fill bin but skewed has hot
-			 * subpages in a cold huge page: split it, and its hot
-			 * subpages are queued on their own.
+			 * A skewed huge page that is only in the fill bin, or
+			 * that does not fit the room left, has hot subpages in
+			 * a cold huge page: split it, and its hot subpages are
+			 * queued on their own.
 			 */
-			if (!info.hot && folio_test_large(folio) &&
+			if (folio_test_large(folio) &&
+			    (!info.hot || folio_nr_pages(folio) > room - nr) &&
 			    htmm_split_for_room(memcg, folio) >= 0) {
+				folio_put(folio);
+				continue;
+			}
+			if (folio_nr_pages(folio) > room - nr) {
 				folio_put(folio);
 				continue;
 			}
@@ -440,6 +490,22 @@ static void htmm_promote_memcg(struct htmm_migrater *m,
 	}
 }
 
+/*
+ * Claim a cgroup's due split round, so that one fast node's kmigraterd
+ * runs it.  Return: true if this caller runs it.
+ */
+static bool htmm_split_claim(struct htmm_memcg *hm)
+{
+	unsigned long flags;
+	bool due;
+
+	spin_lock_irqsave(&hm->lock, flags);
+	due = hm->split_due;
+	hm->split_due = false;
+	spin_unlock_irqrestore(&hm->lock, flags);
+	return due;
+}
+
 static void htmm_promote(struct htmm_migrater *m)
 {
 	struct mem_cgroup *memcg = NULL;
@@ -451,8 +517,8 @@ static void htmm_promote(struct htmm_migrater *m)
 		hm = htmm_memcg(memcg);
 		if (!hm || !READ_ONCE(hm->enabled))
 			continue;
-		if (READ_ONCE(hm->split_due))
-			htmm_split_round(memcg);
+		if (READ_ONCE(hm->split_due) && htmm_split_claim(hm))
+			htmm_split_round(memcg, &m->tokens);
 		if (READ_ONCE(hm->cand_len))
 			htmm_promote_memcg(m, memcg);
 		if (!m->tokens || kthread_should_stop()) {
@@ -468,7 +534,7 @@ static bool htmm_demote_need(struct mem_cgroup *memcg, int nid,
 {
 	struct htmm_memcg *hm = htmm_memcg(memcg);
 	unsigned long budget = htmm_node_budget(hm, nid);
-	unsigned long use = htmm_memcg_node_pages(memcg, nid);
+	unsigned long use = htmm_memcg_node_pages(memcg, nid, true);
 	unsigned int pw = READ_ONCE(htmm_params.promotion_wmark);
 	unsigned int dw = min(READ_ONCE(htmm_params.demotion_wmark), pw);
 	unsigned long limit = budget - htmm_wmark_pages(budget, dw);
@@ -568,6 +634,13 @@ static unsigned long htmm_demote_pfn(struct htmm_migrater *m,
 			m->tokens -= min_t(unsigned long, m->tokens, sent);
 			goto put;
 		}
+		/*
+		 * Skewed, but the split failed for now (locked, or an extra
+		 * reference such as a concurrent page walk): try again on
+		 * the next pass rather than move the hot subpages down.
+		 */
+		if (sent != -EPERM)
+			goto put;
 	}
 	if (!htmm_demotable(&info, need, m->level))
 		goto put;

@@ -24,6 +24,40 @@
  */
 #define HTMM_UNIT_SCALE		512U
 #define HTMM_COUNT_MAX		0xffffffffU
+/* Unit of the per-page migration times. */
+#define HTMM_MTIME_MS		100U
+
+/**
+ * htmm_epoch_delta - Coolings from one cooling epoch to a later one.
+ * @now: The later epoch (the cgroup's).
+ * @then: The earlier one (a page's).
+ *
+ * Epochs are u32 counters that wrap; the difference modulo 2^32 is right
+ * as long as the two are less than 2^32 coolings apart.
+ *
+ * Return: @now - @then.
+ */
+static inline unsigned int htmm_epoch_delta(u32 now, u32 then)
+{
+	return (u32)(now - then);
+}
+
+/**
+ * htmm_mtime_age_ms - Milliseconds from one migration time to a later one.
+ * @now: The later time, in HTMM_MTIME_MS units.
+ * @then: The earlier one, in the same units.
+ *
+ * Times are u32 counters that wrap; the difference modulo 2^32 is right as
+ * long as the two are less than 2^32 units (13.6 years) apart.
+ *
+ * Return: The age in milliseconds, at most 0xffffffff (49.7 days).
+ */
+static inline u32 htmm_mtime_age_ms(u32 now, u32 then)
+{
+	u64 ms = (u64)(u32)(now - then) * HTMM_MTIME_MS;
+
+	return ms > 0xffffffffU ? 0xffffffffU : (u32)ms;
+}
 
 /* Number of 4 KiB pages per bin. */
 struct htmm_hist {

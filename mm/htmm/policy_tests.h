@@ -202,6 +202,43 @@ static void pt_hit_share(struct htmm_ptest *t)
 	PT_EXPECT_EQ(t, htmm_hit_permille(&h, 110), 1000);
 }
 
+/* Cooling epochs are u32 counters: a cgroup and its pages cross the wrap. */
+static void pt_epoch_wrap(struct htmm_ptest *t)
+{
+	u32 cg = 0xfffffffeU, page = cg;	/* sampled two before the wrap */
+
+	PT_EXPECT_EQ(t, htmm_epoch_delta(cg, page), 0);
+	cg += 3;
+	PT_EXPECT_EQ(t, cg, 1);
+	PT_EXPECT_EQ(t, htmm_epoch_delta(cg, page), 3);
+	PT_EXPECT_EQ(t, htmm_count_cool(100, htmm_epoch_delta(cg, page)), 12);
+	PT_EXPECT_EQ(t, htmm_bin_cool(9, htmm_epoch_delta(cg, page)), 6);
+	/* Left behind 40 coolings, across the wrap: fully cooled. */
+	PT_EXPECT_EQ(t, htmm_epoch_delta(30, 0xfffffff6U), 40);
+	PT_EXPECT_EQ(t, htmm_count_cool(HTMM_COUNT_MAX,
+					htmm_epoch_delta(30, 0xfffffff6U)), 0);
+	/* 65536 coolings apart: a 16-bit epoch would see 0 and no cooling. */
+	PT_EXPECT_EQ(t, htmm_epoch_delta(0x10005U, 5), 0x10000);
+	PT_EXPECT_EQ(t, htmm_count_cool(100, htmm_epoch_delta(0x10005U, 5)), 0);
+	PT_EXPECT_EQ(t, htmm_bin_cool(15, htmm_epoch_delta(0x10005U, 5)), 0);
+}
+
+/* Migration times are u32 counters of HTMM_MTIME_MS units that wrap. */
+static void pt_mtime_wrap(struct htmm_ptest *t)
+{
+	u32 moved = 0xffffff00U;	/* 25.6 s before the wrap */
+
+	PT_EXPECT_EQ(t, htmm_mtime_age_ms(moved, moved), 0);
+	PT_EXPECT_EQ(t, htmm_mtime_age_ms(moved + 0x100 + 50, moved),
+		     (0x100 + 50) * HTMM_MTIME_MS);
+	/* Two hours later: a 16-bit time (6553.6 s) would say 0.8 hours. */
+	PT_EXPECT_EQ(t, htmm_mtime_age_ms(moved + 72000, moved), 7200000);
+	/* 50 days later the age saturates instead of wrapping to 0.3 days. */
+	PT_EXPECT_EQ(t, htmm_mtime_age_ms(moved + 43200000, moved),
+		     0xffffffffU);
+	PT_EXPECT_EQ(t, htmm_mtime_age_ms(moved - 1, moved), 0xffffffffU);
+}
+
 static void pt_skew_class(struct htmm_ptest *t)
 {
 	/* One sample tells nothing. */
@@ -247,6 +284,8 @@ static const struct htmm_policy_case htmm_policy_cases[] = {
 	{ "units_one_scale", pt_units_one_scale },
 	{ "count_saturates", pt_count_saturates },
 	{ "cooling_arithmetic", pt_cooling_arithmetic },
+	{ "epoch_wrap", pt_epoch_wrap },
+	{ "mtime_wrap", pt_mtime_wrap },
 	{ "hist_add_sub", pt_hist_add_sub },
 	{ "thresholds_empty", pt_thresholds_empty },
 	{ "thresholds_all_hot", pt_thresholds_all_hot },

@@ -6,7 +6,10 @@
  * Sample sources share struct htmm_source_ops.  The perf source (PEBS, or
  * a software event for testing) pushes records into a bounded per-CPU ring
  * from its overflow handler, possibly in NMI context; ksamplingd drains
- * the rings and feeds ingestion.  The Accessed-bit source runs its scans
+ * the rings and feeds ingestion.  A record has a physical address, or a
+ * user address and a reference on its mm: ksamplingd looks the address up
+ * in that mm if the mm still has users (mmget_not_zero()), and drops the
+ * sample if the process has exited.  The Accessed-bit source runs its scans
  * from ksamplingd itself.  The injector bypasses both and calls ingestion
  * directly.
  *
@@ -20,9 +23,11 @@
 #include <linux/kthread.h>
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
+#include <linux/pagewalk.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
 #include <linux/sched/cputime.h>
+#include <linux/sched/mm.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -35,13 +40,17 @@
 /*
  * Per-CPU sample ring: single producer (the overflow handler of this CPU,
  * which may run in NMI context), single consumer (ksamplingd).  @head is
- * written by the producer only, @tail by the consumer only.
+ * written by the producer only, @tail by the consumer only.  A record's mm
+ * reference belongs to the ring until the consumer takes the record off.
  */
 struct htmm_ring {
 	unsigned int head;
 	unsigned int tail;
 	unsigned long nr_pushed;	/* producer only */
 	unsigned long nr_dropped;	/* producer only */
+	unsigned long nr_paddr;		/* consumer: by physical address */
+	unsigned long nr_mm;		/* consumer: by mm and user address */
+	unsigned long nr_exited;	/* consumer: the mm had no user left */
 	struct htmm_record rec[HTMM_RING_SIZE];
 };
 
@@ -79,6 +88,11 @@ bool htmm_ring_push(const struct htmm_record *rec)
 /**
  * htmm_rings_show - Print per-CPU ring counters (debugfs).
  * @m: The file.
+ *
+ * One line per CPU: records pushed and dropped (ring full); how ksamplingd
+ * resolved the records it took off: by physical address, by mm and user
+ * address, or not at all because the mm had no user any more; and how many
+ * records wait on the ring.
  */
 void htmm_rings_show(struct seq_file *m)
 {
@@ -86,25 +100,91 @@ void htmm_rings_show(struct seq_file *m)
 
 	for_each_possible_cpu(cpu) {
 		struct htmm_ring *r = per_cpu_ptr(&htmm_rings, cpu);
+		/* @tail before @head: then @tail cannot be past that @head */
+		unsigned int tail = smp_load_acquire(&r->tail);
 
-		seq_printf(m, "cpu%d pushed %lu dropped %lu\n", cpu,
-			   READ_ONCE(r->nr_pushed), READ_ONCE(r->nr_dropped));
+		seq_printf(m, "cpu%d pushed %lu dropped %lu paddr %lu mm %lu exited %lu queued %u\n",
+			   cpu, READ_ONCE(r->nr_pushed),
+			   READ_ONCE(r->nr_dropped), READ_ONCE(r->nr_paddr),
+			   READ_ONCE(r->nr_mm), READ_ONCE(r->nr_exited),
+			   READ_ONCE(r->head) - tail);
 	}
 }
 
+/**
+ * htmm_mm_get_page - Find the page mapped at a user address of an mm.
+ * @mm: The mm; the caller holds a user reference (mmget()).
+ * @vaddr: The user virtual address.
+ *
+ * Nothing is faulted in: an address with no page mapped fails.
+ *
+ * Context: Process context, may sleep (takes the mmap_lock).
+ * Return: The page with a reference on its folio, or an ERR_PTR().
+ */
+struct page *htmm_mm_get_page(struct mm_struct *mm, unsigned long vaddr)
+{
+	struct page *page = ERR_PTR(-EFAULT);
+	struct vm_area_struct *vma;
+	struct folio_walk fw;
+	struct folio *folio;
+
+	if (mmap_read_lock_killable(mm))
+		return ERR_PTR(-EINTR);
+	vma = vma_lookup(mm, vaddr);
+	if (vma) {
+		folio = folio_walk_start(&fw, vma, vaddr, 0);
+		if (folio) {
+			page = fw.page;
+			folio_get(folio);
+			folio_walk_end(&fw, vma);
+		}
+	}
+	mmap_read_unlock(mm);
+	return page;
+}
+
+/*
+ * A record without a physical address: look its address up in its mm if
+ * the mm still has users, else drop it (the process exited; its address
+ * means nothing in any other process).  Releases the record's mm reference.
+ */
+static int htmm_ingest_mm(const struct htmm_record *rec, struct htmm_ring *r)
+{
+	struct mm_struct *mm = rec->mm;
+	struct page *page;
+	int err;
+
+	if (!mmget_not_zero(mm)) {
+		r->nr_exited++;
+		mmdrop(mm);
+		return -ESRCH;
+	}
+	r->nr_mm++;
+	page = htmm_mm_get_page(mm, rec->vaddr);
+	/* ksamplingd does not tear an address space down: mmput_async() */
+	mmput_async(mm);
+	mmdrop(mm);
+	if (IS_ERR(page))
+		return PTR_ERR(page);
+	err = htmm_ingest_page(page, rec->kind, rec->src);
+	folio_put(page_folio(page));
+	return err;
+}
+
 static void htmm_ingest_record(const struct htmm_record *rec,
-			       unsigned long *ok, unsigned long *dropped)
+			       struct htmm_ring *r, unsigned long *ok,
+			       unsigned long *dropped)
 {
 	struct page *page;
 	int err = -ENOENT;
 
-	if (rec->paddr) {
+	if (rec->mm) {
+		err = htmm_ingest_mm(rec, r);
+	} else if (rec->paddr) {
+		r->nr_paddr++;
 		page = pfn_to_online_page(PHYS_PFN(rec->paddr));
 		if (page)
 			err = htmm_ingest_page(page, rec->kind, rec->src);
-	} else if (rec->pid && rec->vaddr) {
-		err = htmm_ingest_vaddr(rec->pid, rec->vaddr, rec->kind,
-					rec->src);
 	}
 	if (!err) {
 		(*ok)++;
@@ -132,7 +212,7 @@ static unsigned long htmm_drain_rings(unsigned long budget)
 
 			/* The record is copied: hand the slot back. */
 			smp_store_release(&r->tail, ++tail);
-			htmm_ingest_record(&rec, &ok, &dropped);
+			htmm_ingest_record(&rec, r, &ok, &dropped);
 			nr++;
 		}
 		cond_resched();
@@ -142,14 +222,25 @@ static unsigned long htmm_drain_rings(unsigned long budget)
 	return nr;
 }
 
+/* Empty the rings without ingesting; the source is not running. */
 static void htmm_rings_reset(void)
 {
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
 		struct htmm_ring *r = per_cpu_ptr(&htmm_rings, cpu);
+		unsigned int tail = r->tail;
+		/* As in htmm_drain_rings(): records up to @head are written. */
+		unsigned int head = smp_load_acquire(&r->head);
 
-		r->tail = r->head;
+		for (; tail != head; tail++) {
+			struct mm_struct *mm = r->rec[tail % HTMM_RING_SIZE].mm;
+
+			if (mm)
+				mmdrop(mm);
+		}
+		/* The records are released: hand the slots back. */
+		smp_store_release(&r->tail, tail);
 	}
 }
 
@@ -202,6 +293,7 @@ unsigned int htmm_period_at(unsigned int base, unsigned int level)
 
 static const struct htmm_source_ops *htmm_src;	/* running source */
 static bool htmm_src_running;
+static unsigned long htmm_src_retry;	/* jiffies: next start attempt */
 static struct task_struct *htmm_ksamplingd;
 static DECLARE_WAIT_QUEUE_HEAD(htmm_ksamplingd_wait);
 
@@ -251,6 +343,9 @@ static void htmm_source_start(void)
 	if (err) {
 		pr_warn_ratelimited("sample source %s failed to start: %d\n",
 				    htmm_src->name, err);
+		/* a partial start may have queued samples; retry in 1 s */
+		htmm_rings_reset();
+		htmm_src_retry = jiffies + HZ;
 		return;
 	}
 	htmm_src_running = true;
@@ -297,7 +392,8 @@ static int htmm_ksamplingd_fn(void *unused)
 		u64 now = ktime_get_ns();
 		bool populated = htmm_any_populated();
 
-		if (populated && !htmm_src_running)
+		if (populated && !htmm_src_running &&
+		    time_after_eq(jiffies, htmm_src_retry))
 			htmm_source_start();
 		else if (!populated && htmm_src_running)
 			htmm_source_stop();
@@ -353,6 +449,27 @@ static const struct htmm_source_ops *htmm_pick_source(void)
 }
 
 /**
+ * htmm_sampler_check - Can the sample source htmm_sampler names run here?
+ *
+ * Called when htmm_sampler or htmm_perf_event was written, before anything
+ * else changes: PEBS events on a CPU that has none of ours fail the write
+ * rather than leave ksamplingd unable to start its source.
+ *
+ * Return: 0, or -EOPNOTSUPP if htmm_sampler and htmm_perf_event are both
+ * pebs and the CPU has no PEBS events htmm knows.
+ */
+int htmm_sampler_check(void)
+{
+	if (READ_ONCE(htmm_params.sampler) != HTMM_SAMPLER_PEBS ||
+	    READ_ONCE(htmm_params.perf_event) != HTMM_PERF_PEBS ||
+	    htmm_perf_supported())
+		return 0;
+	pr_info_ratelimited("htmm_sampler pebs refused: %s\n",
+			    htmm_perf_unsupported_reason());
+	return -EOPNOTSUPP;
+}
+
+/**
  * htmm_sampler_start - Start ksamplingd.
  *
  * Context: Process context; caller holds htmm_lock.
@@ -367,6 +484,7 @@ int htmm_sampler_start(void)
 		return 0;
 	htmm_src = htmm_pick_source();
 	htmm_src_running = false;
+	htmm_src_retry = jiffies;
 	t = kthread_run(htmm_ksamplingd_fn, NULL, "ksamplingd");
 	if (IS_ERR(t))
 		return PTR_ERR(t);

@@ -168,10 +168,15 @@ long htmm_split_for_room(struct mem_cgroup *memcg, struct folio *folio)
 /**
  * htmm_split_round - Decide how many huge pages to split, and split them.
  * @memcg: An htmm cgroup whose split round is due.
+ * @tokens: The calling node's migration tokens: the pages that the splits
+ *	send to a slower tier are charged to them.
+ *
+ * The caller claimed the round (cleared hm->split_due), so one kmigraterd
+ * runs it even with several fast nodes.
  *
  * Context: kmigraterd, process context.
  */
-void htmm_split_round(struct mem_cgroup *memcg)
+void htmm_split_round(struct mem_cgroup *memcg, unsigned long *tokens)
 {
 	struct htmm_memcg *hm = htmm_memcg(memcg);
 	unsigned int thres = READ_ONCE(htmm_params.thres_split);
@@ -179,6 +184,7 @@ void htmm_split_round(struct mem_cgroup *memcg)
 	u64 requested = 0, failed = 0, nr_room = 0, for_room = 0;
 	u64 done_room = 0;
 	struct htmm_hist hist, split;
+	long sent;
 	unsigned long *pfns, flags;
 	unsigned int n = 0, i, k;
 	u32 now_share, split_share;
@@ -203,7 +209,6 @@ void htmm_split_round(struct mem_cgroup *memcg)
 	}
 
 	spin_lock_irqsave(&hm->lock, flags);
-	hm->split_due = false;
 	hist = hm->hist;
 	split = hm->hist_split;
 	cap = hm->capacity;
@@ -296,12 +301,15 @@ void htmm_split_round(struct mem_cgroup *memcg)
 			}
 			requested++;
 			for_room += room;
-			if (htmm_split_one(memcg, folio) < 0)
+			sent = htmm_split_one(memcg, folio);
+			if (sent < 0)
 				failed++;
 			else if (room)
 				done_room++;
 			else
 				done++;
+			if (sent > 0)
+				*tokens -= min_t(unsigned long, *tokens, sent);
 			folio_put(folio);
 			cond_resched();
 		}

@@ -5,11 +5,27 @@
  * Every htmm_abit_interval_ms, ksamplingd walks the page tables of the
  * processes in htmm-enabled cgroups, test-and-clears the Accessed bit of
  * every present PTE and PMD and turns each bit it found set into one
- * sample.  The TLB entries of the cleared range are flushed, so the next
- * access sets the bit again (also under QEMU, whose soft TLB would
- * otherwise hide it).  The walk is done in chunks of address space with
- * the mmap_lock dropped between chunks, and paced to at most
- * htmm_abit_rate_mb MiB of address space a second.
+ * sample.  Like DAMON, it clears with the _notify helpers (so secondary
+ * MMUs are aged too) and hands the reference to the folio with
+ * folio_set_young(), so that reclaim and MGLRU still see the pages as
+ * referenced.
+ *
+ * TLB: clearing the young bit does not flush per entry; x86's
+ * ptep_clear_flush_young() does not flush either, since a stale TLB entry
+ * only delays the next Accessed bit.  Reclaim can wait for that; htmm
+ * samples every interval, and a large TLB (QEMU's software TLB holds
+ * thousands of entries and is dropped only on CR3 changes) would hide a
+ * hot page for many intervals.  So one flush_tlb_mm() is done per address
+ * space and scan, if any bit was cleared: one shootdown per process per
+ * interval, instead of one per PMD.
+ *
+ * Pacing: the walk is done in chunks of address space with the mmap_lock
+ * dropped between chunks.  Its cost is proportional to the page-table
+ * entries it visits (a PTE or a huge PMD each), not to the address space
+ * it covers, so it is paced by entries: at most htmm_abit_rate_mb MiB of
+ * 4 KiB entries (256 entries per MiB) a second, and at most
+ * ksampled_soft_cpu_quota of one CPU, measured on ksamplingd's own run
+ * time.
  */
 #define pr_fmt(fmt) "htmm: " fmt
 
@@ -18,7 +34,10 @@
 #include <linux/delay.h>
 #include <linux/hugetlb.h>
 #include <linux/kthread.h>
+#include <linux/math64.h>
 #include <linux/memcontrol.h>
+#include <linux/mmu_notifier.h>
+#include <linux/page_idle.h>
 #include <linux/pagewalk.h>
 #include <linux/pgtable.h>
 #include <linux/sched/mm.h>
@@ -32,16 +51,21 @@
 
 #define HTMM_ABIT_CHUNK		(64UL << 20)	/* address space per lock hold */
 #define HTMM_ABIT_MAX_MMS	64		/* processes scanned per round */
+#define HTMM_ABIT_ENTRIES_PER_MB	(SZ_1M / PAGE_SIZE)
 
 struct htmm_abit_walk {
 	unsigned long nr_young;
 	unsigned long nr_accounted;
-	u64 scanned;		/* bytes of address space walked */
+	u64 entries;		/* page-table entries visited */
+	bool cleared;		/* an Accessed bit was cleared in this mm */
 };
 
 static void htmm_abit_sample(struct page *page, struct htmm_abit_walk *w)
 {
+	/* Mapped under the page table lock: the folio cannot go away. */
+	folio_set_young(page_folio(page));
 	w->nr_young++;
+	w->cleared = true;
 	if (!htmm_ingest_page(page, HTMM_ACCESS, HTMM_SRC_ABIT))
 		w->nr_accounted++;
 }
@@ -51,8 +75,7 @@ static int htmm_abit_pmd(pmd_t *pmd, unsigned long addr, unsigned long next,
 {
 	struct vm_area_struct *vma = walk->vma;
 	struct htmm_abit_walk *w = walk->private;
-	unsigned long a, start = addr;
-	bool flush = false;
+	unsigned long a;
 	/* The page table lock of the PMD or PTE table being scanned. */
 	spinlock_t *ptl;
 	pte_t *pte, *ptep;
@@ -61,13 +84,12 @@ static int htmm_abit_pmd(pmd_t *pmd, unsigned long addr, unsigned long next,
 	if (ptl) {
 		pmd_t val = pmdp_get(pmd);
 
+		w->entries++;
 		if (pmd_present(val) && pmd_young(val) &&
-		    pmdp_test_and_clear_young(vma, addr & HPAGE_PMD_MASK, pmd)) {
+		    pmdp_clear_young_notify(vma, addr & PMD_MASK, pmd))
 			htmm_abit_sample(pmd_page(val), w);
-			flush = true;
-		}
 		spin_unlock(ptl);
-		goto out;
+		return 0;
 	}
 
 	pte = pte_offset_map_lock(walk->mm, pmd, addr, &ptl);
@@ -75,23 +97,20 @@ static int htmm_abit_pmd(pmd_t *pmd, unsigned long addr, unsigned long next,
 		walk->action = ACTION_AGAIN;
 		return 0;
 	}
+	w->entries += (next - addr) >> PAGE_SHIFT;
 	for (a = addr, ptep = pte; a < next; a += PAGE_SIZE, ptep++) {
 		pte_t val = ptep_get(ptep);
 		struct page *page;
 
 		if (!pte_present(val) || !pte_young(val))
 			continue;
-		if (!ptep_test_and_clear_young(vma, a, ptep))
+		if (!ptep_clear_young_notify(vma, a, ptep))
 			continue;
-		flush = true;
 		page = vm_normal_page(vma, a, val);
 		if (page)
 			htmm_abit_sample(page, w);
 	}
 	pte_unmap_unlock(pte, ptl);
-out:
-	if (flush)
-		flush_tlb_range(vma, start, next);
 	return 0;
 }
 
@@ -100,26 +119,69 @@ static const struct mm_walk_ops htmm_abit_ops = {
 	.walk_lock = PGWALK_RDLOCK,
 };
 
+/* Scan pacing, from the start of one address space's scan. */
+struct htmm_abit_pace {
+	u64 t0;			/* ktime_get_ns() */
+	u64 run0;		/* ksamplingd's sum_exec_runtime */
+	u64 entries0;		/* w->entries */
+	u64 rate;		/* entries a second */
+	unsigned int quota;	/* per mille of one CPU, 0 for none */
+};
+
+/*
+ * How long the scan so far must have taken, at the latest: long enough
+ * for its entries at the entry rate, and for its CPU time within the CPU
+ * quota.  64-bit safe for any count (mul_u64_u64_div_u64()).
+ */
+static u64 htmm_abit_due_ns(const struct htmm_abit_pace *p, u64 entries)
+{
+	u64 due = mul_u64_u64_div_u64(entries - p->entries0, NSEC_PER_SEC,
+				      p->rate);
+
+	if (p->quota)
+		due = max(due, div_u64((current->se.sum_exec_runtime - p->run0) *
+				       1000, p->quota));
+	return due;
+}
+
+/* Sleep until the scan is on pace; return false if ksamplingd must stop. */
+static bool htmm_abit_pace(const struct htmm_abit_pace *p, u64 entries)
+{
+	u64 due = htmm_abit_due_ns(p, entries), spent;
+
+	while ((spent = ktime_get_ns() - p->t0) < due) {
+		if (kthread_should_stop())
+			return false;
+		u64 left_ms = div_u64(due - spent, NSEC_PER_MSEC) + 1;
+
+		msleep_interruptible(min_t(u64, 10, left_ms));
+	}
+	return true;
+}
+
 /* Scan one address space; return false if ksamplingd must stop. */
 static bool htmm_abit_scan_mm(struct mm_struct *mm, struct htmm_abit_walk *w,
 			      unsigned int level)
 {
-	unsigned long rate = READ_ONCE(htmm_params.abit_rate_mb);
+	struct htmm_abit_pace pace = {
+		.t0 = ktime_get_ns(),
+		.run0 = current->se.sum_exec_runtime,
+		.entries0 = w->entries,
+		.quota = READ_ONCE(htmm_params.cpu_quota),
+	};
 	unsigned long addr = 0, end = TASK_SIZE;
-	u64 t0 = ktime_get_ns();
-	unsigned long scanned = 0;
+	bool go = true;
 
 	/* The CPU quota control slows the scan down level by level. */
-	rate = max(1UL, rate >> min(level, 10U));
-	while (addr < end) {
+	pace.rate = max_t(u64, 1, ((u64)READ_ONCE(htmm_params.abit_rate_mb) *
+			  HTMM_ABIT_ENTRIES_PER_MB) >> min(level, 10U));
+	w->cleared = false;
+	while (go && addr < end) {
 		unsigned long next = min(end, addr + HTMM_ABIT_CHUNK);
 		struct vm_area_struct *vma;
-		u64 budget_ns;
 
-		if (kthread_should_stop())
-			return false;
-		if (mmap_read_lock_killable(mm))
-			return true;
+		if (kthread_should_stop() || mmap_read_lock_killable(mm))
+			break;
 		vma = find_vma(mm, addr);
 		if (!vma) {
 			mmap_read_unlock(mm);
@@ -133,30 +195,20 @@ static bool htmm_abit_scan_mm(struct mm_struct *mm, struct htmm_abit_walk *w,
 		}
 		walk_page_range(mm, addr, next, &htmm_abit_ops, w);
 		mmap_read_unlock(mm);
-		scanned += next - addr;
-		w->scanned += next - addr;
 		addr = next;
-
-		/* Pace: scanned bytes at @rate MiB/s must not be early. */
-		budget_ns = div64_u64((u64)scanned * NSEC_PER_SEC, rate << 20);
-		while (ktime_get_ns() - t0 < budget_ns) {
-			u64 left = budget_ns - (ktime_get_ns() - t0);
-
-			if (kthread_should_stop())
-				return false;
-			msleep_interruptible(min_t(u64, 10,
-						   div64_u64(left, NSEC_PER_MSEC) + 1));
-		}
+		go = htmm_abit_pace(&pace, w->entries);
 		cond_resched();
 	}
-	return true;
+	if (w->cleared)
+		flush_tlb_mm(mm);
+	return go && !kthread_should_stop();
 }
 
 static unsigned long htmm_abit_next_scan;	/* jiffies; ksamplingd only */
 
 /* Scan statistics, written by ksamplingd only, read by the stat file. */
 static u64 htmm_abit_nr_scans;
-static u64 htmm_abit_scanned;		/* bytes of address space */
+static u64 htmm_abit_entries;		/* page-table entries visited */
 static u64 htmm_abit_scan_ns;		/* CPU time of ksamplingd scanning */
 
 /**
@@ -166,7 +218,7 @@ static u64 htmm_abit_scan_ns;		/* CPU time of ksamplingd scanning */
 void htmm_abit_stat(struct seq_file *m)
 {
 	seq_printf(m, "abit_scans %llu\n", READ_ONCE(htmm_abit_nr_scans));
-	seq_printf(m, "abit_scanned_bytes %llu\n", READ_ONCE(htmm_abit_scanned));
+	seq_printf(m, "abit_scanned_entries %llu\n", READ_ONCE(htmm_abit_entries));
 	seq_printf(m, "abit_scan_cpu_ns %llu\n", READ_ONCE(htmm_abit_scan_ns));
 }
 
@@ -231,7 +283,7 @@ static void htmm_abit_tick(unsigned int level)
 	}
 	WRITE_ONCE(htmm_abit_scan_ns, htmm_abit_scan_ns +
 		   current->se.sum_exec_runtime - run);
-	WRITE_ONCE(htmm_abit_scanned, htmm_abit_scanned + w.scanned);
+	WRITE_ONCE(htmm_abit_entries, htmm_abit_entries + w.entries);
 	WRITE_ONCE(htmm_abit_nr_scans, htmm_abit_nr_scans + 1);
 	trace_htmm_sample_batch(HTMM_SRC_ABIT, w.nr_young, w.nr_accounted,
 				w.nr_young - w.nr_accounted);

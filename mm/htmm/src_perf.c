@@ -4,8 +4,8 @@
  *
  * One kernel counter per event on every online CPU, following CPU
  * hotplug.  The overflow handler, which runs in NMI context for PEBS,
- * only copies the sample's address, physical address (when the PMU gives
- * one) and pid into this CPU's ring.
+ * queues the sample on this CPU's ring with its physical address, or
+ * else with a reference on the sampled mm (see htmm_perf_overflow()).
  *
  * With htmm_perf_event=sw-page-faults the same code counts the software
  * page-fault events, which carry the faulting address: this exercises the
@@ -16,10 +16,14 @@
 
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
+#include <linux/io.h>
+#include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/perf_event.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
+#include <linux/uaccess.h>
 #ifdef CONFIG_X86
 #include <asm/cpu_device_id.h>
 #include <asm/intel-family.h>
@@ -48,6 +52,10 @@ struct htmm_pev_desc {
  *   MEM_LOAD_L3_MISS_RETIRED.REMOTE_DRAM  0x02d3  remote socket / CXL
  *   MEM_LOAD_RETIRED.LOCAL_PMM            0x80d1  persistent memory
  *   MEM_INST_RETIRED.ALL_STORES           0x82d0  all stores
+ * None of them takes a load-latency threshold.  scripts/check-pebs-events.py
+ * checks this table against the kernel's tools/perf/pmu-events/arch/x86/.
+ * Skylake-SP (steppings 0-4) has no persistent memory event, Cascade Lake
+ * (5-15) and Sapphire Rapids have one, Emerald Rapids has none.
  */
 struct htmm_pebs_model {
 	const char *name;
@@ -55,18 +63,25 @@ struct htmm_pebs_model {
 };
 
 static const struct htmm_pebs_model htmm_pebs_skx = {
-	"Skylake-SP/Cascade Lake", { 0x01d3, 0x02d3, 0x80d1, 0x82d0 } };
+	"Skylake-SP", { 0x01d3, 0x02d3, 0, 0x82d0 } };
+static const struct htmm_pebs_model htmm_pebs_clx = {
+	"Cascade Lake", { 0x01d3, 0x02d3, 0x80d1, 0x82d0 } };
 static const struct htmm_pebs_model htmm_pebs_icx = {
 	"Ice Lake-SP", { 0x01d3, 0x02d3, 0x80d1, 0x82d0 } };
 static const struct htmm_pebs_model htmm_pebs_spr = {
-	"Sapphire/Emerald Rapids", { 0x01d3, 0x02d3, 0, 0x82d0 } };
+	"Sapphire Rapids", { 0x01d3, 0x02d3, 0x80d1, 0x82d0 } };
+static const struct htmm_pebs_model htmm_pebs_emr = {
+	"Emerald Rapids", { 0x01d3, 0x02d3, 0, 0x82d0 } };
 
 #ifdef CONFIG_X86
 static const struct x86_cpu_id htmm_pebs_cpus[] = {
-	X86_MATCH_VFM(INTEL_SKYLAKE_X, &htmm_pebs_skx),
+	X86_MATCH_VFM_STEPPINGS(INTEL_SKYLAKE_X, X86_STEPPINGS(0x0, 0x4),
+				&htmm_pebs_skx),
+	X86_MATCH_VFM_STEPPINGS(INTEL_SKYLAKE_X, X86_STEPPINGS(0x5, 0xf),
+				&htmm_pebs_clx),
 	X86_MATCH_VFM(INTEL_ICELAKE_X, &htmm_pebs_icx),
 	X86_MATCH_VFM(INTEL_SAPPHIRERAPIDS_X, &htmm_pebs_spr),
-	X86_MATCH_VFM(INTEL_EMERALDRAPIDS_X, &htmm_pebs_spr),
+	X86_MATCH_VFM(INTEL_EMERALDRAPIDS_X, &htmm_pebs_emr),
 	{}
 };
 #endif
@@ -107,23 +122,62 @@ static enum cpuhp_state htmm_cpuhp_state;
 static DEFINE_MUTEX(htmm_perf_mutex);
 static atomic_t htmm_perf_nr_events = ATOMIC_INIT(0);
 
+/*
+ * The physical address of a user address of current, the way
+ * perf_virt_to_phys() finds it for perf's own records: lockless and with
+ * interrupts off, so safe in NMI.  0 if the page is not mapped (yet).
+ */
+static u64 htmm_perf_phys(unsigned long vaddr)
+{
+	struct page *page;
+	u64 paddr = 0;
+
+	pagefault_disable();
+	if (get_user_page_fast_only(vaddr, 0, &page)) {
+		paddr = page_to_phys(page) + offset_in_page(vaddr);
+		put_page(page);
+	}
+	pagefault_enable();
+	return paddr;
+}
+
+/*
+ * The overflow handler: any context including NMI, on the CPU of the
+ * sampled task, which is current.  perf_prepare_sample() does not run for
+ * a counter with its own handler, so data->phys_addr is only there if the
+ * PMU driver filled it; otherwise the handler resolves it.  That fails for
+ * a page not mapped yet: the software page-fault event fires before the
+ * fault is handled.  Such a record carries a reference on current->mm
+ * instead, taken with mmgrab() (an atomic increment), and ksamplingd looks
+ * the address up in that mm if it still has users.  A pid is never used:
+ * by the time ksamplingd runs, it may name another process.
+ */
 static void htmm_perf_overflow(struct perf_event *event,
 			       struct perf_sample_data *data,
 			       struct pt_regs *regs)
 {
 	struct htmm_pev_desc *d = event->overflow_handler_context;
-	struct htmm_record rec = {
-		.vaddr = data->addr,
-		.pid = current->pid,
-		.kind = d->kind,
-		.src = HTMM_SRC_PEBS,
-	};
+	struct htmm_record rec = { .kind = d->kind, .src = HTMM_SRC_PEBS };
 
+	if (!(data->sample_flags & PERF_SAMPLE_ADDR) || !is_user_task(current))
+		return;
+	rec.vaddr = data->addr;
+	if (!rec.vaddr || rec.vaddr >= TASK_SIZE)
+		return;
 	if (data->sample_flags & PERF_SAMPLE_PHYS_ADDR)
 		rec.paddr = data->phys_addr;
-	if (!rec.paddr && (!rec.vaddr || !current->mm))
-		return;
-	htmm_ring_push(&rec);
+	if (!rec.paddr)
+		rec.paddr = htmm_perf_phys(rec.vaddr);
+	if (!rec.paddr) {
+		rec.mm = current->mm;
+		mmgrab(rec.mm);
+	}
+	/*
+	 * current holds a user reference on its mm, hence on mm_count: this
+	 * mmdrop() never frees the mm, so it is safe here too.
+	 */
+	if (!htmm_ring_push(&rec) && rec.mm)
+		mmdrop(rec.mm);
 }
 
 static int htmm_perf_cpu_online(unsigned int cpu)
@@ -146,8 +200,7 @@ static int htmm_perf_cpu_online(unsigned int cpu)
 		attr.size = sizeof(attr);
 		attr.config = d->config;
 		attr.sample_period = d->store_period ? htmm_inst_period : htmm_period;
-		attr.sample_type = PERF_SAMPLE_ADDR | PERF_SAMPLE_PHYS_ADDR |
-				   PERF_SAMPLE_TID;
+		attr.sample_type = PERF_SAMPLE_ADDR | PERF_SAMPLE_PHYS_ADDR;
 		attr.exclude_kernel = 1;
 		attr.exclude_hv = 1;
 		attr.precise_ip = d->type == PERF_TYPE_RAW ? 3 : 0;

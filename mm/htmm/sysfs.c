@@ -5,7 +5,13 @@
  * Every numeric tunable is an unsigned decimal with a documented range.
  * A write that does not parse, overflows or falls outside the range fails
  * with -EINVAL (-ERANGE for overflow) and leaves the old value in place.
+ * So does a write that would break an invariant between two tunables:
+ * htmm_fast_latency_ns < htmm_slow_latency_ns, htmm_demotion_watermark <=
+ * htmm_promotion_watermark, and sample periods of at least
+ * HTMM_PEBS_MIN_PERIOD while htmm_perf_event is pebs.
  */
+#define pr_fmt(fmt) "htmm: " fmt
+
 #include <linux/kernel.h>
 #include <linux/kobject.h>
 #include <linux/kstrtox.h>
@@ -82,8 +88,91 @@ struct htmm_tunable {
 	unsigned int *val;
 	unsigned int min;
 	unsigned int max;
+	/* checks a value in range against other tunables; may fail it */
+	int (*check)(unsigned int val);
 	void (*changed)(void);	/* called after a successful write */
 };
+
+/*
+ * Serialises the writes whose check reads another tunable, and the choice
+ * writes.  Taken before htmm_lock.
+ */
+static DEFINE_MUTEX(htmm_choice_mutex);
+
+/*
+ * Precise (PEBS) events of Intel cores since Golden Cove get periods below
+ * 128 raised to 128 by the PMU driver; the other models take them, but a
+ * period that small makes one PMI for nearly every LLC miss.  The software
+ * page-fault events of htmm_perf_event=sw-page-faults take any period.
+ */
+#define HTMM_PEBS_MIN_PERIOD	128
+
+static int htmm_check_period(unsigned int val)
+{
+	if (val >= HTMM_PEBS_MIN_PERIOD ||
+	    READ_ONCE(htmm_params.perf_event) != HTMM_PERF_PEBS)
+		return 0;
+	pr_info_ratelimited("sample periods below %u need htmm_perf_event=sw-page-faults\n",
+			    HTMM_PEBS_MIN_PERIOD);
+	return -EINVAL;
+}
+
+static int htmm_check_perf_event(unsigned int val)
+{
+	if (val != HTMM_PERF_PEBS ||
+	    min(READ_ONCE(htmm_params.sample_period),
+		READ_ONCE(htmm_params.inst_sample_period)) >= HTMM_PEBS_MIN_PERIOD)
+		return 0;
+	pr_info_ratelimited("htmm_perf_event=pebs needs sample periods of at least %u\n",
+			    HTMM_PEBS_MIN_PERIOD);
+	return -EINVAL;
+}
+
+/* htmm_fast_latency_ns < htmm_slow_latency_ns, or splitting is off. */
+static int htmm_check_fast_latency(unsigned int val)
+{
+	unsigned int slow = READ_ONCE(htmm_params.slow_latency_ns);
+
+	if (val < slow)
+		return 0;
+	pr_info_ratelimited("htmm_fast_latency_ns must stay below htmm_slow_latency_ns (%u)\n",
+			    slow);
+	return -EINVAL;
+}
+
+static int htmm_check_slow_latency(unsigned int val)
+{
+	unsigned int fast = READ_ONCE(htmm_params.fast_latency_ns);
+
+	if (val > fast)
+		return 0;
+	pr_info_ratelimited("htmm_slow_latency_ns must stay above htmm_fast_latency_ns (%u)\n",
+			    fast);
+	return -EINVAL;
+}
+
+/* Demotion must not stop above the level promotion fills up to. */
+static int htmm_check_promotion_wmark(unsigned int val)
+{
+	unsigned int dw = READ_ONCE(htmm_params.demotion_wmark);
+
+	if (val >= dw)
+		return 0;
+	pr_info_ratelimited("htmm_promotion_watermark must stay at or above htmm_demotion_watermark (%u)\n",
+			    dw);
+	return -EINVAL;
+}
+
+static int htmm_check_demotion_wmark(unsigned int val)
+{
+	unsigned int pw = READ_ONCE(htmm_params.promotion_wmark);
+
+	if (val <= pw)
+		return 0;
+	pr_info_ratelimited("htmm_demotion_watermark must stay at or below htmm_promotion_watermark (%u)\n",
+			    pw);
+	return -EINVAL;
+}
 
 static ssize_t htmm_tunable_show(struct kobject *kobj,
 				 struct kobj_attribute *attr, char *buf)
@@ -104,7 +193,20 @@ static ssize_t htmm_tunable_store(struct kobject *kobj,
 	err = htmm_parse_uint(buf, t->min, t->max, &val);
 	if (err)
 		return err;
-	WRITE_ONCE(*t->val, val);
+	if (t->check) {
+		/* htmm_lock: the firmware writes the latencies under it. */
+		mutex_lock(&htmm_choice_mutex);
+		mutex_lock(&htmm_lock);
+		err = t->check(val);
+		if (!err)
+			WRITE_ONCE(*t->val, val);
+		mutex_unlock(&htmm_lock);
+		mutex_unlock(&htmm_choice_mutex);
+		if (err)
+			return err;
+	} else {
+		WRITE_ONCE(*t->val, val);
+	}
 	if (t->changed)
 		t->changed();
 	return count;
@@ -118,27 +220,39 @@ static void htmm_migrate_kick(void)
 	mutex_unlock(&htmm_lock);
 }
 
-#define HTMM_TUNABLE_CB(_name, _field, _min, _max, _changed)		\
+#define HTMM_TUNABLE_CHECK(_name, _field, _min, _max, _check, _changed) \
 	{								\
 		.attr = __ATTR(_name, 0644, htmm_tunable_show,		\
 			       htmm_tunable_store),			\
 		.val = &htmm_params._field,				\
 		.min = (_min),						\
 		.max = (_max),						\
+		.check = (_check),					\
 		.changed = (_changed),					\
 	}
+#define HTMM_TUNABLE_CB(_name, _field, _min, _max, _changed)		\
+	HTMM_TUNABLE_CHECK(_name, _field, _min, _max, NULL, _changed)
 #define HTMM_TUNABLE(_name, _field, _min, _max)				\
 	HTMM_TUNABLE_CB(_name, _field, _min, _max, NULL)
 
+/*
+ * Lower limits against storms: htmm_cooling_period of at least 64 samples
+ * (a cooling halves every count, and the 16-bit cooling epoch of a page
+ * must not wrap within a few million samples); the sample periods, see
+ * HTMM_PEBS_MIN_PERIOD.  An adaptation costs about what accounting one
+ * sample does, so htmm_adaptation_period may be 1.  The sample periods
+ * stop at INT_MAX, where the quota ladder (htmm_period_at()) caps them.
+ */
 static struct htmm_tunable htmm_tunables[] = {
-	HTMM_TUNABLE_CB(htmm_sample_period, sample_period, 1, INT_MAX,
-			htmm_sampler_periods_changed),
-	HTMM_TUNABLE_CB(htmm_inst_sample_period, inst_sample_period, 1, INT_MAX,
-			htmm_sampler_periods_changed),
+	HTMM_TUNABLE_CHECK(htmm_sample_period, sample_period, 1, INT_MAX,
+			   htmm_check_period, htmm_sampler_periods_changed),
+	HTMM_TUNABLE_CHECK(htmm_inst_sample_period, inst_sample_period, 1,
+			   INT_MAX, htmm_check_period,
+			   htmm_sampler_periods_changed),
 	HTMM_TUNABLE(htmm_thres_hot, thres_hot, 0, 15),
 	HTMM_TUNABLE(htmm_split_period, split_period, 1, 1000),
 	HTMM_TUNABLE(htmm_adaptation_period, adaptation_period, 1, INT_MAX),
-	HTMM_TUNABLE(htmm_cooling_period, cooling_period, 1, INT_MAX),
+	HTMM_TUNABLE(htmm_cooling_period, cooling_period, 64, INT_MAX),
 	HTMM_TUNABLE_CB(htmm_mode, mode, 0, HTMM_MODE_MAX, htmm_migrate_kick),
 	HTMM_TUNABLE(htmm_demotion_period_in_ms, demotion_period_ms, 10, 60000),
 	HTMM_TUNABLE(htmm_promotion_period_in_ms, promotion_period_ms, 10, 60000),
@@ -149,15 +263,15 @@ static struct htmm_tunable htmm_tunables[] = {
 	HTMM_TUNABLE(htmm_abit_interval_ms, abit_interval_ms, 10, 60000),
 	HTMM_TUNABLE(htmm_abit_rate_mb, abit_rate_mb, 1, 1048576),
 	HTMM_TUNABLE(htmm_migrate_rate_mb, migrate_rate_mb, 1, 1048576),
-	HTMM_TUNABLE_CB(htmm_promotion_watermark, promotion_wmark, 0, 500,
-			htmm_migrate_kick),
-	HTMM_TUNABLE_CB(htmm_demotion_watermark, demotion_wmark, 0, 500,
-			htmm_migrate_kick),
+	HTMM_TUNABLE_CHECK(htmm_promotion_watermark, promotion_wmark, 0, 500,
+			   htmm_check_promotion_wmark, htmm_migrate_kick),
+	HTMM_TUNABLE_CHECK(htmm_demotion_watermark, demotion_wmark, 0, 500,
+			   htmm_check_demotion_wmark, htmm_migrate_kick),
 	HTMM_TUNABLE(htmm_settle_ms, settle_ms, 0, 600000),
-	HTMM_TUNABLE_CB(htmm_fast_latency_ns, fast_latency_ns, 1, 1000000,
-			htmm_latency_written),
-	HTMM_TUNABLE_CB(htmm_slow_latency_ns, slow_latency_ns, 1, 1000000,
-			htmm_latency_written),
+	HTMM_TUNABLE_CHECK(htmm_fast_latency_ns, fast_latency_ns, 1, 999999,
+			   htmm_check_fast_latency, htmm_latency_written),
+	HTMM_TUNABLE_CHECK(htmm_slow_latency_ns, slow_latency_ns, 2, 1000000,
+			   htmm_check_slow_latency, htmm_latency_written),
 	HTMM_TUNABLE(htmm_split_cooldown_ms, split_cooldown_ms, 0, 3600000),
 };
 
@@ -167,6 +281,7 @@ struct htmm_choice {
 	unsigned int *val;
 	const char * const *words;
 	unsigned int nr;
+	int (*check)(unsigned int val);	/* before a write; may fail it */
 	int (*changed)(void);	/* called after a write; may fail it */
 };
 
@@ -177,8 +292,6 @@ static ssize_t htmm_choice_show(struct kobject *kobj,
 
 	return sysfs_emit(buf, "%s\n", c->words[READ_ONCE(*c->val)]);
 }
-
-static DEFINE_MUTEX(htmm_choice_mutex);	/* serialises choice writes */
 
 static ssize_t htmm_choice_store(struct kobject *kobj,
 				 struct kobj_attribute *attr,
@@ -195,12 +308,18 @@ static ssize_t htmm_choice_store(struct kobject *kobj,
 		return -EINVAL;
 	mutex_lock(&htmm_choice_mutex);
 	old = *c->val;
+	if (old != i && c->check) {
+		err = c->check(i);
+		if (err)
+			goto unlock;
+	}
 	WRITE_ONCE(*c->val, i);
 	if (old != i && c->changed) {
 		err = c->changed();
 		if (err)
 			WRITE_ONCE(*c->val, old);
 	}
+unlock:
 	mutex_unlock(&htmm_choice_mutex);
 	return err ? err : count;
 }
@@ -219,28 +338,40 @@ static const char * const htmm_perf_event_words[HTMM_NR_PERF_EVENTS] = {
 	[HTMM_PERF_SW] = "sw-page-faults",
 };
 
-#define HTMM_CHOICE(_name, _field, _words, _nr, _changed)		\
+#define HTMM_CHOICE_CHECK(_name, _field, _words, _nr, _check, _changed) \
 	{								\
 		.attr = __ATTR(_name, 0644, htmm_choice_show,		\
 			       htmm_choice_store),			\
 		.val = &htmm_params._field,				\
 		.words = (_words),					\
 		.nr = (_nr),						\
+		.check = (_check),					\
 		.changed = (_changed),					\
 	}
+#define HTMM_CHOICE(_name, _field, _words, _nr, _changed)		\
+	HTMM_CHOICE_CHECK(_name, _field, _words, _nr, NULL, _changed)
 
 static struct htmm_choice htmm_choices[] = {
 	HTMM_CHOICE(htmm_cxl_mode, cxl_mode, htmm_onoff_words, 2, NULL),
 	HTMM_CHOICE(htmm_sampler, sampler, htmm_sampler_words,
 		    HTMM_NR_SAMPLERS, htmm_sampler_restart),
-	HTMM_CHOICE(htmm_perf_event, perf_event, htmm_perf_event_words,
-		    HTMM_NR_PERF_EVENTS,
-		    htmm_sampler_restart),
+	HTMM_CHOICE_CHECK(htmm_perf_event, perf_event, htmm_perf_event_words,
+			  HTMM_NR_PERF_EVENTS, htmm_check_perf_event,
+			  htmm_sampler_restart),
 };
 
-/* The numeric tunables, the choices and the terminating NULL. */
+/* state: read-only, "on" or why htmm is off (htmm=on not given). */
+static ssize_t state_show(struct kobject *kobj, struct kobj_attribute *attr,
+			  char *buf)
+{
+	return sysfs_emit(buf, "%s\n", htmm_state());
+}
+
+static struct kobj_attribute htmm_state_attr = __ATTR_RO(state);
+
+/* The numeric tunables, the choices, state and the terminating NULL. */
 static struct attribute *htmm_attrs[ARRAY_SIZE(htmm_tunables) +
-				    ARRAY_SIZE(htmm_choices) + 1];
+				    ARRAY_SIZE(htmm_choices) + 2];
 
 static const struct attribute_group htmm_attr_group = {
 	.attrs = htmm_attrs,
@@ -255,6 +386,7 @@ int __init htmm_sysfs_init(void)
 		htmm_attrs[i] = &htmm_tunables[i].attr.attr;
 	for (j = 0; j < ARRAY_SIZE(htmm_choices); j++)
 		htmm_attrs[i + j] = &htmm_choices[j].attr.attr;
+	htmm_attrs[i + j] = &htmm_state_attr.attr;
 
 	kobj = kobject_create_and_add("htmm", mm_kobj);
 	if (!kobj)

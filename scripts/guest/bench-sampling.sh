@@ -14,29 +14,34 @@ echo enabled > $CG/memory.htmm_enabled
 sh -c "echo \$\$ > $CG/cgroup.procs && exec /htmm/bin/injbench 64"
 echo disabled > $CG/memory.htmm_enabled
 
-echo "### abit: ksamplingd CPU and scan cost, hot/cold workload (256 MiB cold, 64 MiB hot)"
+echo "### abit: ksamplingd CPU each second of 60 s and scan cost, hot/cold workload (256 MiB cold, 64 MiB hot)"
 echo abit > $H/htmm_sampler
 echo 1000 > $H/htmm_abit_interval_ms
 echo 30 > $H/ksampled_soft_cpu_quota
 echo enabled > $CG/memory.htmm_enabled
-sh -c "echo \$\$ > $CG/cgroup.procs && exec /htmm/bin/hotcold --cold 256 --hot 64 --seconds 40" &
+sh -c "echo \$\$ > $CG/cgroup.procs && exec /htmm/bin/hotcold --cold 256 --hot 64 --seconds 66" &
 w=$!
 i=0
-while [ $i -lt 8 ]; do
-	sleep 5
-	echo "t=$(( (i + 1) * 5 ))s ksamplingd_cpu_permille $(stat ksamplingd_cpu_permille) (quota 30)" \
-		"samples_abit $(stat samples_abit) abit_scans $(stat abit_scans)"
+line=
+while [ $i -lt 60 ]; do
+	sleep 1
 	i=$((i + 1))
+	line="$line $(stat ksamplingd_cpu_permille)"
+	if [ $((i % 10)) -eq 0 ]; then
+		echo "t=$((i - 9))..${i}s ksamplingd_cpu_permille (quota 30):$line"
+		line=
+	fi
 done
+echo "samples_abit $(stat samples_abit) abit_scans $(stat abit_scans)"
 wait $w
-b=$(stat abit_scanned_bytes); ns=$(stat abit_scan_cpu_ns)
-echo "abit: $(stat abit_scans) scans, $((b >> 20)) MiB of address space, $((ns / 1000000)) ms of CPU:" \
-	"$(( ns / ((b >> 20) + 1) * 1024 / 1000000 )) ms per GiB scanned"
+e=$(stat abit_scanned_entries); ns=$(stat abit_scan_cpu_ns)
+echo "abit: $(stat abit_scans) scans, $e page-table entries, $((ns / 1000000)) ms of CPU:" \
+	"$(( ns / (e + 1) )) ns per entry"
 echo disabled > $CG/memory.htmm_enabled
 
 echo "### perf source on software page faults: quota control (period 1, quota 30 per mille)"
-echo pebs > $H/htmm_sampler
 echo sw-page-faults > $H/htmm_perf_event
+echo pebs > $H/htmm_sampler
 echo 1 > $H/htmm_sample_period
 echo 1 > $H/htmm_inst_sample_period
 echo enabled > $CG/memory.htmm_enabled

@@ -3,19 +3,43 @@
 # Runs in the guest: every kselftest binary and every guest smoke script,
 # each framed by markers that the host parser (scripts/parse-results.py)
 # understands.  Output goes to the second serial port.  htmm_tests=GLOB on
-# the kernel command line runs only the suites whose name matches, and
+# the kernel command line runs only the suites whose name matches,
 # htmm_test_args=ARG passes one argument to each (for example -tNAME, to
-# run one test of a kselftest suite).
+# run one test of a kselftest suite) and htmm_repeat=N repeats them.
 cd /htmm || exit 1
+LRU_GEN=/sys/kernel/mm/lru_gen/enabled
 echo "# htmm-guest: begin"
-for t in tests/*; do
-	[ -x "$t" ] || continue
-	name=${t##*/}
-	case "$name" in ${htmm_tests:-*}) ;; *) continue ;; esac
-	echo "# htmm-suite: $name"
-	# shellcheck disable=SC2086 # one optional word
-	"$t" ${htmm_test_args:-} 2>&1
-	echo "# htmm-exit: $name $?"
+
+# The suites run as distribution kernels do, with the multi-gen LRU on
+# (the debug kernel has CONFIG_LRU_GEN_ENABLED=y): say so, and fail if not.
+case "lru_gen" in ${htmm_tests:-*})
+	echo "# htmm-suite: lru_gen"
+	echo "1..1"
+	state=$(cat $LRU_GEN 2>/dev/null)
+	case "$state" in
+	""|0x0000) echo "not ok 1 multi-gen LRU on for the suites (state '$state')" ;;
+	*) echo "ok 1 multi-gen LRU on for the suites (state $state)" ;;
+	esac
+	echo "# htmm-exit: lru_gen 0" ;;
+esac
+
+# htmm_repeat=N runs each selected kselftest suite N times, as suites
+# named <suite>#<k> (scripts/repeat-suite.sh).
+k=1
+while [ "$k" -le "${htmm_repeat:-1}" ]; do
+	for t in tests/*; do
+		[ -x "$t" ] || continue
+		name=${t##*/}
+		case "$name" in ${htmm_tests:-*}) ;; *) continue ;; esac
+		[ "${htmm_repeat:-1}" -gt 1 ] && name="$name#$k"
+		echo "# htmm-suite: $name"
+		t0=$(cut -d. -f1 /proc/uptime)
+		# shellcheck disable=SC2086 # one optional word
+		"$t" ${htmm_test_args:-} 2>&1
+		echo "# htmm-exit: $name $?"
+		echo "# htmm-time: $name $(( $(cut -d. -f1 /proc/uptime) - t0 )) s"
+	done
+	k=$((k + 1))
 done
 for s in smoke/*.sh; do
 	[ -f "$s" ] || continue
@@ -26,4 +50,21 @@ for s in smoke/*.sh; do
 	sh "$s" /htmm/bin 2>&1
 	echo "# htmm-exit: $name $?"
 done
+# The enforcement and convergence tests again with the classic LRU,
+# switched at run time, as suites named <suite>_classic_lru.
+if [ -w $LRU_GEN ]; then
+	state=$(cat $LRU_GEN)
+	echo n > $LRU_GEN
+	for spec in htmm_enforce_test "htmm_migrate_test -tconverge_abit"; do
+		t=${spec%% *}
+		name=${t}_classic_lru
+		case "$name" in ${htmm_tests:-*}) ;; *) continue ;; esac
+		echo "# htmm-suite: $name"
+		echo "# lru_gen: $(cat $LRU_GEN)"
+		# shellcheck disable=SC2086 # the optional -t word
+		tests/$spec 2>&1
+		echo "# htmm-exit: $name $?"
+	done
+	echo "$state" > $LRU_GEN
+fi
 echo "# htmm-guest: end"

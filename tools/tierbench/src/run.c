@@ -196,26 +196,62 @@ static int htmm_check(const char *dir)
 	return 0;
 }
 
-static int htmm_write(const char *dir, const char *file, long v)
+/* Write @v to @file; on failure errno tells why, and @loud reports it. */
+static int htmm_write_one(const char *dir, const char *file, long v, int loud)
 {
 	char path[512], buf[32];
-	int fd, n, ok;
+	int fd, n, ok, err;
 
 	if (htmm_path(path, sizeof(path), dir, file))
 		return -1;
 	n = snprintf(buf, sizeof(buf), "%ld\n", v);
 	fd = open(path, O_WRONLY | O_TRUNC);
 	if (fd < 0) {
-		tb_err("--apply-to-htmm: cannot open %s: %s", path,
-		       strerror(errno));
+		err = errno;
+		if (loud)
+			tb_err("--apply-to-htmm: cannot open %s: %s", path,
+			       strerror(err));
+		errno = err;
 		return -1;
 	}
 	ok = write(fd, buf, n) == n;
-	if (!ok)
+	err = errno;
+	if (!ok && loud)
 		tb_err("--apply-to-htmm: writing %ld to %s failed: %s", v,
-		       path, strerror(errno));
+		       path, strerror(err));
 	close(fd);
+	errno = err;
 	return ok ? 0 : -1;
+}
+
+static int htmm_write(const char *dir, const char *file, long v)
+{
+	return htmm_write_one(dir, file, v, 1);
+}
+
+static int htmm_write_quiet(const char *dir, const char *file, long v)
+{
+	return htmm_write_one(dir, file, v, 0);
+}
+
+/*
+ * Write both latencies so that fast < slow holds after each write (the
+ * kernel refuses a write that breaks it): fast first, unless the new fast
+ * is not below the current slow.
+ */
+static int htmm_apply(const char *dir, long fast, long slow)
+{
+	if (fast >= slow) {
+		tb_err("--apply-to-htmm: the fastest and the slowest node measured %ld and %ld ns; htmm needs a fast latency below the slow one: nothing written",
+		       fast, slow);
+		return -1;
+	}
+	if (htmm_write_quiet(dir, HTMM_FAST, fast) == 0)
+		return htmm_write(dir, HTMM_SLOW, slow);
+	if (errno != EINVAL)
+		return htmm_write(dir, HTMM_FAST, fast);
+	return htmm_write(dir, HTMM_SLOW, slow) ||
+	       htmm_write(dir, HTMM_FAST, fast);
 }
 
 static void print_summary(const struct tb_run_opts *o, const struct tb_lat_cfg *lc,
@@ -499,8 +535,8 @@ int cmd_run(int argc, char **argv)
 	}
 	if (o.apply_htmm) {
 		if (htmm_check(o.htmm_dir) ||
-		    htmm_write(o.htmm_dir, HTMM_FAST, lround(nr[fast].lat.ns)) ||
-		    htmm_write(o.htmm_dir, HTMM_SLOW, lround(nr[slow].lat.ns)))
+		    htmm_apply(o.htmm_dir, lround(nr[fast].lat.ns),
+			       lround(nr[slow].lat.ns)))
 			goto out;
 		applied = 1;
 	}

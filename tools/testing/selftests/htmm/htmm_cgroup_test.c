@@ -14,7 +14,18 @@ static const char *const enabled_bad_inputs[] = {
 };
 
 static const char *const max_bad_inputs[] = {
-	"", "abc", "-1", "12X", "64M junk",
+	"", "abc", "-1", "12X", "64M junk", "K", "g", "1.5G", "0x", "08",
+};
+
+/*
+ * Numbers that do not fit: in 64 bits, after the suffix's shift, or in
+ * the page counter (more than PAGE_COUNTER_MAX pages, that is 2^63 bytes
+ * or more on 64-bit).  EINVAL or ERANGE.
+ */
+static const char *const max_range_inputs[] = {
+	"18446744073709551616", "99999999999999999999", "16E", "16384P",
+	"17179869184G", "18014398509481984K", "9223372036854775808", "8E",
+	"0x8000000000000000", "0xfffffffffffff000",
 };
 
 static void node_file(char *buf, size_t size, const char *cg, int node)
@@ -192,6 +203,27 @@ TEST_F(htmm_cg, max_at_node_bad_input)
 	}
 }
 
+TEST_F(htmm_cg, max_at_node_out_of_range)
+{
+	char path[PATH_MAX];
+	unsigned int j;
+	int i;
+
+	for (i = 0; i < self->c.nr_nodes; i++) {
+		node_file(path, sizeof(path), self->c.cg, self->c.nodes[i]);
+		ASSERT_EQ(0, htmm_write_str(path, "1G"));
+		for (j = 0; j < ARRAY_SIZE(max_range_inputs); j++)
+			htmm_expect_bad_input(_metadata, path,
+					      max_range_inputs[j],
+					      "1073741824\n", true);
+		ASSERT_EQ(0, htmm_write_str(path, "max"));
+		for (j = 0; j < ARRAY_SIZE(max_range_inputs); j++)
+			htmm_expect_bad_input(_metadata, path,
+					      max_range_inputs[j], "max\n",
+					      true);
+	}
+}
+
 TEST_F(htmm_cg, max_at_node_permissions)
 {
 	char path[PATH_MAX];
@@ -240,6 +272,39 @@ FIXTURE_VARIANT_ADD(htmm_max_parse, unaligned) {
 
 FIXTURE_VARIANT_ADD(htmm_max_parse, zero) {
 	.input = "0", .bytes = 0,
+};
+
+FIXTURE_VARIANT_ADD(htmm_max_parse, suffix_t) {
+	.input = "1T", .bytes = 1024 * GiB,
+};
+
+FIXTURE_VARIANT_ADD(htmm_max_parse, suffix_p) {
+	.input = "2P", .bytes = 2048ULL * 1024 * GiB,
+};
+
+FIXTURE_VARIANT_ADD(htmm_max_parse, suffix_e) {
+	.input = "7E", .bytes = 7ULL << 60,
+};
+
+FIXTURE_VARIANT_ADD(htmm_max_parse, suffix_lower_case) {
+	.input = "64m", .bytes = 64 * MiB,
+};
+
+FIXTURE_VARIANT_ADD(htmm_max_parse, hex) {
+	.input = "0x10000", .bytes = 65536,
+};
+
+FIXTURE_VARIANT_ADD(htmm_max_parse, hex_with_suffix) {
+	.input = "0x10M", .bytes = 16 * MiB,
+};
+
+FIXTURE_VARIANT_ADD(htmm_max_parse, octal) {
+	.input = "040000", .bytes = 16384,
+};
+
+/* The largest value in bytes: PAGE_COUNTER_MAX pages, which is "max". */
+FIXTURE_VARIANT_ADD(htmm_max_parse, largest) {
+	.input = "9223372036854775807", .is_max = true,
 };
 
 FIXTURE_VARIANT_ADD(htmm_max_parse, max) {
@@ -460,6 +525,92 @@ TEST_F_TIMEOUT(htmm_cg, stat_resident, 300)
 	EXPECT_LE(15ULL * MiB, sum);
 
 	EXPECT_EQ(0, htmm_workload_stop(&self->c.child, false));
+}
+
+/* ------------------------------------------------------------------ */
+/* debugfs inject and page_info: the numbers they take                 */
+/* ------------------------------------------------------------------ */
+
+#define INJECT_FILE	HTMM_DEBUGFS_DIR "/inject"
+#define PAGE_INFO_FILE	HTMM_DEBUGFS_DIR "/page_info"
+
+/*
+ * A pid is decimal ("010" and "0x8" name no process, they are refused
+ * rather than read as octal or hex) and a vaddr is never 0.  Each bad
+ * record fails its write with EINVAL and injects nothing.
+ */
+TEST_F(htmm_cg, inject_numbers)
+{
+	static const char *const bad[] = {
+		"0%o %p load-fast\n", "0x%x %p load-fast\n", "+%d %p store\n",
+		"%d 0 load-fast\n", "%d 0x0 load-slow\n", "%d 00 store\n",
+	};
+	unsigned long long before, after;
+	char line[128], go, *inject_page;
+	unsigned int i;
+	int pipefd[2];
+	pid_t pid;
+	int err;
+
+	if (!htmm_path_exists(INJECT_FILE))
+		SKIP(return, INJECT_FILE " not present (no CONFIG_HTMM_DEBUG?)");
+	htmm_cg_ctx_write(_metadata, &self->c, ENABLED_FILE, "enabled");
+	/* the child touches it first, after entering the cgroup */
+	inject_page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, inject_page);
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(pipefd[0]);
+		if (htmm_cg_enter(self->c.cg, getpid()))
+			_exit(1);
+		memset(inject_page, 1, 4096);
+		/* drain this CPU's LRU add batch: samples need an LRU folio */
+		if (madvise(inject_page, 4096, MADV_COLD))
+			_exit(1);
+		if (write(pipefd[1], "g", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	/* the fixture's teardown kills and reaps it */
+	self->c.child.pid = pid;
+	self->c.child.res_fd = -1;
+	self->c.child.cmd_fd = -1;
+	close(pipefd[1]);
+	ASSERT_EQ(1, read(pipefd[0], &go, 1)) TH_LOG("child did not start");
+	close(pipefd[0]);
+
+	/* a decimal record counts: the page is accounted in the cgroup */
+	before = htmm_cg_ctx_stat(&self->c, "samples_inject");
+	snprintf(line, sizeof(line), "%d %p load-fast\n", (int)pid,
+		 (void *)inject_page);
+	ASSERT_EQ(0, htmm_write_str(INJECT_FILE, line)) TH_LOG("%s", line);
+	after = htmm_cg_ctx_stat(&self->c, "samples_inject");
+	ASSERT_EQ(before + 1, after);
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		snprintf(line, sizeof(line), bad[i], (int)pid,
+			 (void *)inject_page);
+		err = htmm_write_str(INJECT_FILE, line);
+		EXPECT_EQ(-EINVAL, err) TH_LOG("record \"%.*s\": %s",
+					       (int)strlen(line) - 1, line,
+					       err ? strerror(-err) : "taken");
+	}
+	EXPECT_EQ(after, htmm_cg_ctx_stat(&self->c, "samples_inject"))
+		TH_LOG("a refused record was counted");
+
+	/* page_info takes the same numbers */
+	snprintf(line, sizeof(line), "%d %p", (int)pid, (void *)inject_page);
+	EXPECT_EQ(0, htmm_write_str(PAGE_INFO_FILE, line)) TH_LOG("%s", line);
+	snprintf(line, sizeof(line), "0x%x %p", (int)pid, (void *)inject_page);
+	EXPECT_EQ(-EINVAL, htmm_write_str(PAGE_INFO_FILE, line))
+		TH_LOG("%s", line);
+	snprintf(line, sizeof(line), "%d 0", (int)pid);
+	EXPECT_EQ(-EINVAL, htmm_write_str(PAGE_INFO_FILE, line))
+		TH_LOG("%s", line);
 }
 
 TEST_HARNESS_MAIN

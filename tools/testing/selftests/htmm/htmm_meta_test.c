@@ -82,6 +82,53 @@ static long meta_hist_total(const char *cg, const char *prefix)
 	return sum;
 }
 
+/* /proc/kpageflags bits (include/uapi/linux/kernel-page-flags.h). */
+#define KPF_SLAB_BIT	7
+#define KPF_BUDDY_BIT	10
+#define KPF_PGTABLE_BIT	26
+#define KPF_MAX_EACH	2048
+
+/*
+ * Collect up to KPF_MAX_EACH page frames that carry flag @bit and none of
+ * the LRU kinds, from /proc/kpageflags.  Return how many, or -errno.
+ */
+static long meta_kpf_collect(int bit, unsigned long *pfns)
+{
+	static uint64_t flags[16384];
+	unsigned long pfn = 0;
+	long n = 0;
+	ssize_t r;
+	int fd, i;
+
+	fd = open("/proc/kpageflags", O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	while (n < KPF_MAX_EACH &&
+	       (r = pread(fd, flags, sizeof(flags), pfn * 8)) > 0) {
+		for (i = 0; i < r / 8 && n < KPF_MAX_EACH; i++)
+			if (flags[i] & (1ULL << bit))
+				pfns[n++] = pfn + i;
+		pfn += r / 8;
+	}
+	close(fd);
+	return n;
+}
+
+/*
+ * Inject one load sample at each physical page frame of @pfns, formatted
+ * in @buf (KPF_MAX_EACH * 40 bytes, already faulted in: a page this
+ * process faulted in now could be one of the free frames).
+ */
+static int meta_inject_pfns(const unsigned long *pfns, long n, char *buf)
+{
+	size_t len = 0;
+	long i;
+
+	for (i = 0; i < n; i++)
+		len += sprintf(buf + len, "%lu load-fast\n", pfns[i] * PAGE_SZ);
+	return htmm_write_file(HTMM_DBG "/inject", buf, len) < 0 ? -EIO : 0;
+}
+
 FIXTURE(htmm_meta) {
 	char cg[HTMM_CG_PATH_MAX];
 	char sampler[32];
@@ -224,6 +271,61 @@ TEST_F(htmm_meta, free_leaves_histograms)
 	EXPECT_EQ(before, after);
 	EXPECT_EQ(before, meta_hist_total(self->cg, "hist_split_"));
 	TH_LOG("histogram pages %ld -> %ld -> %ld", before, during, after);
+}
+
+/*
+ * Samples that name kernel pages (slab, page tables) or free pages are
+ * ignored: they are counted in htmm_nr_samples_ignored, never accounted,
+ * and never reach folio_memcg() (which a slab folio would trip on the
+ * debug kernel).  The process holds page tables and an htmm cgroup, so the
+ * ingestion path is live while they arrive.
+ */
+TEST_F_TIMEOUT(htmm_meta, kernel_pages_ignored, 300)
+{
+	static const struct { int bit; const char *name; } kinds[] = {
+		{ KPF_SLAB_BIT, "slab" },
+		{ KPF_PGTABLE_BIT, "page-table" },
+		{ KPF_BUDDY_BIT, "free" },
+	};
+	unsigned long long ign0, ign1, smp0, smp1;
+	unsigned long *pfns;
+	long n, total = 0, before;
+	unsigned int k;
+	char *p, *buf;
+
+	p = mmap(NULL, 64 * PAGE_SZ, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	htmm_touch(p, 64 * PAGE_SZ);
+	ASSERT_EQ(0, meta_inject(p, 3));
+	before = meta_hist_total(self->cg, "hist_");
+	ASSERT_LT(0, before);
+	pfns = calloc(KPF_MAX_EACH, sizeof(*pfns));
+	buf = malloc(KPF_MAX_EACH * 40);
+	ASSERT_NE(NULL, pfns);
+	ASSERT_NE(NULL, buf);
+	memset(pfns, 1, KPF_MAX_EACH * sizeof(*pfns));
+	memset(buf, 1, KPF_MAX_EACH * 40);
+	ASSERT_EQ(0, htmm_vmstat_get("htmm_nr_samples_ignored", &ign0));
+	ASSERT_EQ(0, htmm_vmstat_get("htmm_nr_sampled", &smp0));
+	for (k = 0; k < ARRAY_SIZE(kinds); k++) {
+		n = meta_kpf_collect(kinds[k].bit, pfns);
+		ASSERT_LT(0, n) TH_LOG("no %s pages in /proc/kpageflags",
+				       kinds[k].name);
+		ASSERT_EQ(0, meta_inject_pfns(pfns, n, buf));
+		TH_LOG("injected %ld samples on %s pages", n, kinds[k].name);
+		total += n;
+	}
+	ASSERT_EQ(0, htmm_vmstat_get("htmm_nr_samples_ignored", &ign1));
+	ASSERT_EQ(0, htmm_vmstat_get("htmm_nr_sampled", &smp1));
+	TH_LOG("%ld injected: %llu ignored, %llu accounted", total,
+	       ign1 - ign0, smp1 - smp0);
+	EXPECT_EQ((unsigned long long)total, ign1 - ign0);
+	EXPECT_EQ(0ULL, smp1 - smp0);
+	EXPECT_EQ(before, meta_hist_total(self->cg, "hist_"));
+	free(buf);
+	free(pfns);
+	munmap(p, 64 * PAGE_SZ);
 }
 
 TEST_HARNESS_MAIN

@@ -308,6 +308,29 @@ TEST_F_TIMEOUT(htmm_migrate, skip_mlocked, 300)
 	EXPECT_EQ(0, share_on(p, len, HTMM_FAST_NODE));
 }
 
+/* Fork a child that reads [@hot, @hot + @len) at random until killed. */
+static pid_t start_reader(const char *hot, size_t len)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		/* The reader shares the hot pages (no write: no COW). */
+		unsigned long x = 88172645463325252UL;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;) {
+			char v;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			v = hot[(x % (len / PAGE_SZ)) * PAGE_SZ];
+			asm volatile("" : : "r" (v));
+		}
+	}
+	return pid;
+}
+
 /*
  * The convergence scenario, scaled down: cold memory fills the budget on
  * node 0, the hot region sits on node 1 and is read at random by a child;
@@ -328,22 +351,8 @@ TEST_F_TIMEOUT(htmm_migrate, converge_abit, 600)
 	hot = place(hot_len, HTMM_SLOW_NODE);
 	ASSERT_NE(NULL, cold);
 	ASSERT_NE(NULL, hot);
-	pid = fork();
+	pid = start_reader(hot, hot_len);
 	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		/* The reader shares the hot pages (no write: no COW). */
-		unsigned long x = 88172645463325252UL;
-
-		for (;;) {
-			char v;
-
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			v = hot[(x % (hot_len / PAGE_SZ)) * PAGE_SZ];
-			asm volatile("" : : "r" (v));
-		}
-	}
 	t0 = htmm_now_s();
 	while (htmm_now_s() - t0 < 400) {
 		share = share_on(hot, hot_len, HTMM_FAST_NODE);
@@ -359,6 +368,80 @@ TEST_F_TIMEOUT(htmm_migrate, converge_abit, 600)
 	EXPECT_GE(48.0 * MiB, share_on(cold, cold_len, HTMM_FAST_NODE) *
 		  cold_len / 100 + share * hot_len / 100)
 		TH_LOG("the cgroup exceeds its budget on node 0");
+}
+
+/* Pages of the cgroup that htmm migrated so far, both ways. */
+static unsigned long long migrated(struct htmm_cg_ctx *c)
+{
+	return htmm_cg_ctx_stat(c, "promoted") + htmm_cg_ctx_stat(c, "demoted");
+}
+
+/*
+ * NUMA-balancing tiering (kernel.numa_balancing=2) runs next to htmm:
+ * htmm owns the moves of its cgroup's pages between tiers, so NUMA
+ * balancing's hinting faults leave them where they are (counted in
+ * htmm_numa_left), the hot region still converges, and once it has,
+ * nothing moves back and forth.
+ */
+TEST_F_TIMEOUT(htmm_migrate, numa_balancing_coexists, 600)
+{
+	size_t hot_len = 16 * MiB, cold_len = 48 * MiB;
+	unsigned long long left0 = 0, left1 = 0, nb0 = 0, nb1 = 0, m0, m1;
+	const char *nb = "/proc/sys/kernel/numa_balancing";
+	const char *dem = "/sys/kernel/mm/numa/demotion_enabled";
+	char mode[16] = "", demotion[16] = "", stat[PATH_MAX];
+	double t0, t_conv, share = 0;
+	char *hot, *cold;
+	pid_t pid;
+
+	ASSERT_LT(0, htmm_read_file(nb, mode, sizeof(mode)));
+	ASSERT_LT(0, htmm_read_file(dem, demotion, sizeof(demotion)));
+	ASSERT_EQ(0, set_tunable("htmm_sampler", "abit"));
+	ASSERT_EQ(0, set_tunable("htmm_abit_interval_ms", "500"));
+	enable_and_enter(_metadata, &self->c, "32M");
+	cold = place(cold_len, HTMM_FAST_NODE);
+	hot = place(hot_len, HTMM_SLOW_NODE);
+	ASSERT_NE(NULL, cold);
+	ASSERT_NE(NULL, hot);
+	htmm_cg_file(stat, sizeof(stat), self->c.cg, "memory.stat");
+	ASSERT_EQ(0, htmm_keyed_get(stat, "numa_pages_migrated", &nb0));
+	ASSERT_EQ(0, htmm_vmstat_get("htmm_numa_left", &left0));
+	ASSERT_EQ(0, htmm_write_str(nb, "2"));
+	ASSERT_EQ(0, htmm_write_str(dem, "true"));
+
+	/* No ASSERT from here to the restore below. */
+	pid = start_reader(hot, hot_len);
+	t0 = htmm_now_s();
+	while (pid > 0 && htmm_now_s() - t0 < 400) {
+		share = share_on(hot, hot_len, HTMM_FAST_NODE);
+		if (share >= 95)
+			break;
+		usleep(500000);
+	}
+	t_conv = htmm_now_s() - t0;
+	m0 = migrated(&self->c);
+	sleep(10);
+	m1 = migrated(&self->c);
+	share = share_on(hot, hot_len, HTMM_FAST_NODE);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	htmm_write_str(nb, mode);
+	htmm_write_str(dem, demotion);
+	htmm_keyed_get(stat, "numa_pages_migrated", &nb1);
+	htmm_vmstat_get("htmm_numa_left", &left1);
+
+	TH_LOG("numa_balancing=2 + htmm: %.1f%% of the hot region on node 0 (95%% after %.1f s)",
+	       share, t_conv);
+	TH_LOG("NUMA balancing: %llu pages of the cgroup moved, %llu cross-tier moves left",
+	       nb1 - nb0, left1 - left0);
+	TH_LOG("htmm: %llu pages migrated in the last 10 s", m1 - m0);
+	EXPECT_LT(0, pid);
+	EXPECT_LE(95, share);
+	EXPECT_EQ(0ULL, nb1 - nb0);
+	EXPECT_LT(0ULL, left1 - left0);
+	EXPECT_GE(hot_len / PAGE_SZ / 100, m1 - m0);
 }
 
 /* A checksum over a page, with the generation it was written in. */

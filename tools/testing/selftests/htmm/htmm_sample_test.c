@@ -399,6 +399,10 @@ static long long perf_counters(void)
 struct rings {
 	unsigned long long pushed[MAX_CPUS];
 	unsigned long long dropped[MAX_CPUS];
+	unsigned long long paddr[MAX_CPUS];	/* resolved by physical address */
+	unsigned long long mm[MAX_CPUS];	/* ... by mm and user address */
+	unsigned long long exited[MAX_CPUS];	/* dropped: the mm had exited */
+	unsigned long long queued[MAX_CPUS];	/* waiting on the ring */
 };
 
 static int read_rings(struct rings *r)
@@ -414,15 +418,20 @@ static int read_rings(struct rings *r)
 		return n;
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long p, d;
+		unsigned long long p, d, pa, mm, ex, q;
 		int cpu;
 
-		if (sscanf(line, "cpu%d pushed %llu dropped %llu", &cpu, &p,
-			   &d) != 3 || cpu < 0)
+		if (sscanf(line,
+			   "cpu%d pushed %llu dropped %llu paddr %llu mm %llu exited %llu queued %llu",
+			   &cpu, &p, &d, &pa, &mm, &ex, &q) != 7 || cpu < 0)
 			return -EPROTO;
 		if (cpu < MAX_CPUS) {
 			r->pushed[cpu] = p;
 			r->dropped[cpu] = d;
+			r->paddr[cpu] = pa;
+			r->mm[cpu] = mm;
+			r->exited[cpu] = ex;
+			r->queued[cpu] = q;
 		}
 		lines++;
 	}
@@ -582,6 +591,51 @@ static void kid_hold(const struct kid_spec *s, int res_fd, int cmd_fd)
 	       cmd.op == KID_TOUCH) {
 		memset(&r, 0, sizeof(r));
 		p = kid_map(res_fd, cmd.pages * PG);
+		htmm_touch(p, cmd.pages * PG);
+		r.addr[0] = (unsigned long)p;
+		r.len[0] = cmd.pages * PG;
+		kid_reply_ok(res_fd, &r);
+	}
+	_exit(0);
+}
+
+#define FILE_SPARE	64	/* more than a CPU's LRU add batch (31 folios) */
+
+/*
+ * For each KID_TOUCH: a memfd of that many pages and FILE_SPARE more,
+ * written with pwrite(), then its first pages mapped shared and written
+ * to: one minor fault per page, on a page cache page that is already on
+ * the LRU (the spare pages pushed it out of this CPU's LRU add batch), so
+ * htmm accounts a sample of it at once. Pin the child: the batch is per
+ * CPU.
+ */
+static void kid_file(const struct kid_spec *s, int res_fd, int cmd_fd)
+{
+	static char page[PG];
+	struct kid_reply r;
+	struct kid_cmd cmd;
+	unsigned long i;
+	char *p;
+	int fd;
+
+	(void)s;
+	memset(&r, 0, sizeof(r));
+	memset(page, 1, sizeof(page));
+	kid_reply_ok(res_fd, &r);
+	while (htmm_full_read(cmd_fd, &cmd, sizeof(cmd)) &&
+	       cmd.op == KID_TOUCH) {
+		memset(&r, 0, sizeof(r));
+		fd = memfd_create("htmm_sample", MFD_CLOEXEC);
+		if (fd < 0)
+			kid_fail(res_fd, "memfd_create");
+		for (i = 0; i < cmd.pages + FILE_SPARE; i++)
+			if (pwrite(fd, page, PG, i * PG) != (ssize_t)PG)
+				kid_fail(res_fd, "pwrite");
+		p = mmap(NULL, cmd.pages * PG, PROT_READ | PROT_WRITE,
+			 MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			kid_fail(res_fd, "mmap memfd");
+		close(fd);
 		htmm_touch(p, cmd.pages * PG);
 		r.addr[0] = (unsigned long)p;
 		r.len[0] = cmd.pages * PG;
@@ -1011,13 +1065,13 @@ TEST_F_TIMEOUT(htmm_sample, inject_bad_records, 120)
 	err = page_info(pid, 4096, &pi);
 	EXPECT_EQ(-EFAULT, err) TH_LOG("unmapped address: %s", strerror(-err));
 
-	/* the valid line alone, then hex numbers and other kinds */
+	/* the valid line alone, then a hex address and other kinds */
 	n = inject(valid, strlen(valid));
 	EXPECT_EQ((ssize_t)strlen(valid), n);
-	len = snprintf(buf, sizeof(buf), "0x%x 0x%lx load-slow\n\t%d %lu  store\n",
-		       (unsigned int)pid, addr, (int)pid, addr);
+	len = snprintf(buf, sizeof(buf), "%d 0x%lx load-slow\n\t%d %lu  store\n",
+		       (int)pid, addr, (int)pid, addr);
 	n = inject(buf, len);
-	EXPECT_EQ((ssize_t)len, n) TH_LOG("hex/decimal records: %s",
+	EXPECT_EQ((ssize_t)len, n) TH_LOG("hex/decimal addresses: %s",
 					  n < 0 ? strerror(-n) : "short");
 	expect_page(_metadata, pid, addr, "3 valid records", 3, -1);
 	EXPECT_EQ(before + 3, stat_now(_metadata, x, "samples_inject"));
@@ -1324,8 +1378,9 @@ TEST_F_TIMEOUT(htmm_sample, perf_sw_events, 240)
 	ASSERT_EQ(0, wait_no_ksamplingd(2000))
 		TH_LOG("ksamplingd is running: another cgroup has htmm enabled");
 
-	set_tunable(_metadata, x, "htmm_sampler", "pebs");
+	/* the event first: pebs with the PEBS events fails without a PMU */
 	set_tunable(_metadata, x, "htmm_perf_event", "sw-page-faults");
+	set_tunable(_metadata, x, "htmm_sampler", "pebs");
 	set_tunable(_metadata, x, "htmm_sample_period", "1");
 	set_tunable(_metadata, x, "htmm_inst_sample_period", "1");
 	set_tunable(_metadata, x, "ksampled_soft_cpu_quota", "0");
@@ -1500,6 +1555,498 @@ TEST_F_TIMEOUT(htmm_sample, enable_disable_under_load, 300)
 	err = page_info(x->kids[1].pid, r.addr[0], &pi);
 	ASSERT_EQ(0, err) TH_LOG("page_info: %s", strerror(-err));
 	EXPECT_EQ(1U, pi.count);
+}
+
+/* ------------------------------------------------------------------ */
+/* Where perf samples land: a physical address, or the sampled mm      */
+/* ------------------------------------------------------------------ */
+
+/* Records ksamplingd took off a CPU's ring so far. */
+static unsigned long long rings_taken(const struct rings *r, int cpu)
+{
+	return r->paddr[cpu] + r->mm[cpu] + r->exited[cpu];
+}
+
+static unsigned long long rings_delta(const unsigned long long *a,
+				      const unsigned long long *b)
+{
+	unsigned long long sum = 0;
+	int i;
+
+	for (i = 0; i < MAX_CPUS; i++)
+		sum += b[i] - a[i];
+	return sum;
+}
+
+/*
+ * Wait until ksamplingd took off every record that was on a ring when @at
+ * was read. Returns the milliseconds it took, or -1 at the deadline.
+ */
+static long long wait_rings_taken(const struct rings *at, int timeout_ms)
+{
+	long long t0 = now_ms(), deadline = t0 + timeout_ms;
+	struct rings now;
+	int cpu;
+
+	do {
+		if (read_rings(&now))
+			return -1;
+		for (cpu = 0; cpu < MAX_CPUS; cpu++)
+			if (rings_taken(&now, cpu) <
+			    rings_taken(at, cpu) + at->queued[cpu])
+				break;
+		if (cpu == MAX_CPUS)
+			return now_ms() - t0;
+	} while (poll_again(deadline));
+	return -1;
+}
+
+/*
+ * The perf source on the software page-fault events: PAGE_FAULTS (counted
+ * before the fault is handled; load-fast samples) every @load faults and
+ * PAGE_FAULTS_MIN (counted after; store samples) every @store faults,
+ * without cooling. A child must already be in the cgroup.
+ */
+static void sw_sampling_on(struct __test_metadata *_metadata,
+			   struct sample_ctx *x, const char *load,
+			   const char *store)
+{
+	long long deadline, nr_perf = 0;
+
+	set_tunable(_metadata, x, "htmm_perf_event", "sw-page-faults");
+	set_tunable(_metadata, x, "htmm_sampler", "pebs");
+	set_tunable(_metadata, x, "htmm_sample_period", load);
+	set_tunable(_metadata, x, "htmm_inst_sample_period", store);
+	set_tunable(_metadata, x, "ksampled_soft_cpu_quota", "0");
+	set_tunable(_metadata, x, "htmm_cooling_period", "2147483647");
+	ASSERT_EQ(0, set_enabled(x, true));
+	deadline = now_ms() + 10 * 1000;
+	do {
+		nr_perf = perf_counters();
+		if (nr_perf == 2 * x->nr_cpus)
+			break;
+	} while (poll_again(deadline));
+	ASSERT_EQ(2 * x->nr_cpus, nr_perf) TH_LOG("perf counters not set up");
+}
+
+#define FAULT_PAGES	64
+
+/*
+ * A kid_file child (slot 0) maps and writes FAULT_PAGES page cache pages
+ * with the sampler on one of the two page-fault events only; returns how
+ * many of the pages have a sample, the rings before the touches and after
+ * ksamplingd took their records off. No page may have more than @max.
+ */
+static int touch_and_count(struct __test_metadata *_metadata,
+			   struct sample_ctx *x, unsigned int max,
+			   struct rings *r0, struct rings *r1)
+{
+	struct kid_reply r;
+	struct page_info pi;
+	struct rings at;
+	long long dt;
+	int i, err, one = 0;
+
+	if (read_rings(r0))
+		return -1;
+	kid_touch(_metadata, x, 0, FAULT_PAGES, &r);
+	if (read_rings(&at))
+		return -1;
+	dt = wait_rings_taken(&at, 10 * 1000);
+	EXPECT_LE(0, dt) TH_LOG("the rings were not drained within 10 s");
+	if (read_rings(r1))
+		return -1;
+	for (i = 0; i < FAULT_PAGES; i++) {
+		err = page_info(x->kids[0].pid, r.addr[0] + i * PG, &pi);
+		if (!err && pi.count >= 1)
+			one++;
+		if (err != -ENODEV)
+			EXPECT_TRUE(!err && pi.count <= max)
+				TH_LOG("page %d: %s, count %u", i,
+				       err ? strerror(-err) : "ok", pi.count);
+	}
+	TH_LOG("%d of %d touched pages have a sample (at most %u); rings drained in %lld ms",
+	       one, FAULT_PAGES, max, dt);
+	return one;
+}
+
+/*
+ * PAGE_FAULTS_MIN only: the sample is taken once the fault has mapped the
+ * page, so the overflow handler resolves its physical address. Each of
+ * the pages the child touched must get exactly the one sample of its
+ * fault: the physical address is that of the page the child touched (a
+ * wrong one would credit another page, or none). No load-fast sample.
+ */
+TEST_F_TIMEOUT(htmm_sample, perf_paddr_matches_page, 120)
+{
+	struct kid_spec spec = { .body = kid_file };
+	unsigned long long store0, store1, load0, load1;
+	struct sample_ctx *x = &self->x;
+	struct rings r0, r1;
+	struct kid_reply r;
+	int one;
+
+	spec.cpu = x->cpus[0];
+	kid_start(_metadata, x, 0, &spec, &r);
+	sw_sampling_on(_metadata, x, "2147483647", "1");
+	store0 = stat_now(_metadata, x, "samples_store");
+	load0 = stat_now(_metadata, x, "samples_load_fast");
+	one = touch_and_count(_metadata, x, 1, &r0, &r1);
+	store1 = stat_now(_metadata, x, "samples_store");
+	load1 = stat_now(_metadata, x, "samples_load_fast");
+	TH_LOG("samples_store +%llu, samples_load_fast +%llu",
+	       store1 - store0, load1 - load0);
+	TH_LOG("ring records resolved by physical address +%llu, by mm +%llu",
+	       rings_delta(r0.paddr, r1.paddr), rings_delta(r0.mm, r1.mm));
+	EXPECT_EQ(FAULT_PAGES, one);
+	EXPECT_LE((unsigned long long)FAULT_PAGES, store1 - store0);
+	EXPECT_EQ(0ULL, load1 - load0);
+	EXPECT_LE((unsigned long long)FAULT_PAGES,
+		  rings_delta(r0.paddr, r1.paddr));
+}
+
+/*
+ * PAGE_FAULTS only: the sample is taken before the fault is handled, the
+ * page is not there yet, and the record carries the sampled mm instead.
+ * ksamplingd finds the page in that mm once the fault has mapped it. A
+ * record it takes off before the fault completes finds no page, so not
+ * every page need have its sample, but 3/4 of them must. PAGE_FAULTS
+ * counts every fault exception, and the first write to a new mapping may
+ * take two, so a page may have two samples, never more.
+ */
+TEST_F_TIMEOUT(htmm_sample, perf_mm_resolves_fault, 120)
+{
+	struct kid_spec spec = { .body = kid_file };
+	unsigned long long load0, load1;
+	struct sample_ctx *x = &self->x;
+	struct rings r0, r1;
+	struct kid_reply r;
+	int one;
+
+	spec.cpu = x->cpus[0];
+	kid_start(_metadata, x, 0, &spec, &r);
+	sw_sampling_on(_metadata, x, "1", "2147483647");
+	load0 = stat_now(_metadata, x, "samples_load_fast");
+	one = touch_and_count(_metadata, x, 2, &r0, &r1);
+	load1 = stat_now(_metadata, x, "samples_load_fast");
+	TH_LOG("samples_load_fast +%llu; ring records by mm +%llu, by physical address +%llu",
+	       load1 - load0, rings_delta(r0.mm, r1.mm),
+	       rings_delta(r0.paddr, r1.paddr));
+	EXPECT_LE(FAULT_PAGES * 3 / 4, one);
+	EXPECT_LE((unsigned long long)FAULT_PAGES, rings_delta(r0.mm, r1.mm));
+}
+
+#define EXIT_ROUNDS	6
+#define EXIT_ADDR	0x600000000000UL	/* the same in both processes */
+
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP	0x200000000ULL
+#endif
+#ifndef __NR_clone3
+#define __NR_clone3		435
+#endif
+
+/* The layout of struct clone_args up to @cgroup (CLONE_ARGS_SIZE_VER2). */
+struct clone3_args {
+	__u64 flags, pidfd, child_tid, parent_tid, exit_signal;
+	__u64 stack, stack_size, tls, set_tid, set_tid_size, cgroup;
+};
+
+static void segv_return(int sig)
+{
+	(void)sig;	/* back to the faulting load, which faults again */
+}
+
+/*
+ * Map a PROT_NONE page at EXIT_ADDR and load from it until killed: every
+ * fault is a PAGE_FAULTS sample of this mm, with no page to find.
+ */
+static void faulter(int res_fd)
+{
+	struct sigaction sa = { .sa_handler = segv_return };
+	char err = 0, *p;
+
+	p = mmap((void *)EXIT_ADDR, PG, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p != (void *)EXIT_ADDR || sigaction(SIGSEGV, &sa, NULL) ||
+	    prctl(PR_SET_PDEATHSIG, SIGKILL))
+		err = 1;
+	if (write(res_fd, &err, 1) != 1 || err)
+		_exit(1);
+	for (;;) {
+		err = *p;
+		asm volatile("" : : "r" (err) : "memory");
+	}
+}
+
+/*
+ * The process that gets the pid of the faulter: EXIT_ADDR mapped and
+ * populated without a fault (MAP_POPULATE: no sample), in the cgroup.
+ * FILE_SPARE more pages push the first one out of the LRU add batch, so
+ * that a sample of it would be accounted.
+ */
+static void successor(int res_fd, int cmd_fd)
+{
+	char err = 0;
+	void *p;
+
+	p = mmap((void *)EXIT_ADDR, (1 + FILE_SPARE) * PG,
+		 PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE |
+		 MAP_POPULATE, -1, 0);
+	if (p != (void *)EXIT_ADDR || prctl(PR_SET_PDEATHSIG, SIGKILL))
+		err = 1;
+	if (write(res_fd, &err, 1) != 1 || err)
+		_exit(1);
+	while (read(cmd_fd, &err, 1) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
+/* Fork the faulter; returns its pid once it faults, or -1. */
+static pid_t start_faulter(void)
+{
+	int fds[2];
+	char err = 1;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC))
+		return -1;
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		close(fds[0]);
+		faulter(fds[1]);
+	}
+	close(fds[1]);
+	if (pid > 0 && (read(fds[0], &err, 1) != 1 || err)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(fds[0]);
+	return pid;
+}
+
+/*
+ * clone3() a successor with pid @pid into the cgroup @cg_fd; returns its
+ * pid once it has mapped EXIT_ADDR, or -errno. *cmd gets the pipe that
+ * tells it to exit (by closing it).
+ */
+static pid_t start_successor(pid_t pid, int cg_fd, int *cmd)
+{
+	struct clone3_args args;
+	int res[2], cfd[2];
+	__u64 tid = pid;
+	char err = 1;
+	long ret;
+
+	if (pipe2(res, O_CLOEXEC))
+		return -errno;
+	if (pipe2(cfd, O_CLOEXEC)) {
+		close(res[0]);
+		close(res[1]);
+		return -errno;
+	}
+	memset(&args, 0, sizeof(args));
+	args.flags = CLONE_INTO_CGROUP;
+	args.exit_signal = SIGCHLD;
+	args.set_tid = (__u64)(unsigned long)&tid;
+	args.set_tid_size = 1;
+	args.cgroup = cg_fd;
+	fflush(stdout);
+	ret = syscall(__NR_clone3, &args, sizeof(args));
+	if (!ret) {
+		close(res[0]);
+		close(cfd[1]);
+		successor(res[1], cfd[0]);
+	}
+	ret = ret < 0 ? -errno : ret;
+	close(res[1]);
+	close(cfd[0]);
+	if (ret > 0 && (read(res[0], &err, 1) != 1 || err)) {
+		kill(ret, SIGKILL);
+		waitpid(ret, NULL, 0);
+		ret = -EPROTO;
+	}
+	close(res[0]);
+	if (ret > 0)
+		*cmd = cfd[1];
+	else
+		close(cfd[1]);
+	return ret;
+}
+
+/*
+ * Samples of a process that exited are dropped, not credited to the next
+ * process with its pid. The faulter loads from a PROT_NONE page at
+ * EXIT_ADDR until it is killed, so samples of it are on the rings when it
+ * dies; the successor gets its pid (clone3() set_tid) and a populated page
+ * at EXIT_ADDR, with no fault of its own. Once ksamplingd has taken off
+ * what was on the rings, the successor's page must have no sample. A
+ * lookup by pid would credit it the faulter's samples.
+ */
+TEST_F_TIMEOUT(htmm_sample, perf_exited_sample_dropped, 180)
+{
+	const struct kid_spec hold = { .body = kid_hold, .cpu = -1, .pages = 1 };
+	unsigned long long exited = 0, mm_live = 0, ex, live;
+	struct sample_ctx *x = &self->x;
+	struct rings r0, r1, r2;
+	struct page_info pi;
+	struct kid_reply r;
+	int round, cg_fd, cmd = -1, credited = 0, err;
+	long long deadline, dt;
+	pid_t a, b;
+
+	/* keeps the cgroup populated, so the source runs throughout */
+	kid_start(_metadata, x, 0, &hold, &r);
+	sw_sampling_on(_metadata, x, "1", "1");
+	cg_fd = open(x->cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_LE(0, cg_fd) TH_LOG("open %s: %s", x->cg, strerror(errno));
+
+	for (round = 0; round < EXIT_ROUNDS; round++) {
+		ASSERT_EQ(0, read_rings(&r0));
+		a = start_faulter();
+		ASSERT_LT(0, a) TH_LOG("round %d: faulter did not start", round);
+		/* it faults, and ksamplingd resolves its samples by mm */
+		deadline = now_ms() + 10 * 1000;
+		do {
+			ASSERT_EQ(0, read_rings(&r1));
+			if (rings_delta(r0.mm, r1.mm) >= 100)
+				break;
+		} while (poll_again(deadline));
+		live = rings_delta(r0.mm, r1.mm);
+		ASSERT_EQ(0, kill(a, SIGKILL));
+		ASSERT_EQ(a, waitpid(a, NULL, 0));
+		b = start_successor(a, cg_fd, &cmd);
+		ASSERT_EQ(a, b) TH_LOG("round %d: clone3 with pid %d: %s",
+				       round, a, b < 0 ? strerror(-b) : "other pid");
+		ASSERT_EQ(0, read_rings(&r2));
+		dt = wait_rings_taken(&r2, 10 * 1000);
+		ASSERT_LE(0, dt) TH_LOG("the rings were not drained within 10 s");
+		ASSERT_EQ(0, read_rings(&r2));
+		ex = rings_delta(r1.exited, r2.exited);
+		err = page_info(b, EXIT_ADDR, &pi);
+		TH_LOG("round %d: pid %d: %llu samples resolved while it ran, %llu after it exited",
+		       round, a, live, ex);
+		TH_LOG("round %d: the successor's page: %s (count %u)", round,
+		       err ? strerror(-err) : "sampled", err ? 0 : pi.count);
+		EXPECT_EQ(-ENODEV, err);
+		if (err != -ENODEV)
+			credited++;
+		exited += ex;
+		mm_live += live;
+		close(cmd);
+		ASSERT_EQ(b, waitpid(b, NULL, 0));
+	}
+	close(cg_fd);
+	TH_LOG("%d rounds: %llu samples resolved by mm while the faulters ran",
+	       EXIT_ROUNDS, mm_live);
+	TH_LOG("%llu dropped because they had exited; %d successors credited",
+	       exited, credited);
+	EXPECT_EQ(0, credited);
+	EXPECT_LT(0ULL, exited) TH_LOG("no sample outlived its process");
+}
+
+/* Intel family 6 models with our PEBS events, and the Debug Store. */
+static bool cpu_has_htmm_pebs(void)
+{
+	static const int models[] = { 0x55, 0x6a, 0x8f, 0xcf };
+	static char buf[65536];
+	int family = -1, model = -1;
+	unsigned int i;
+	char *p;
+
+	if (htmm_read_file("/proc/cpuinfo", buf, sizeof(buf)) <= 0 ||
+	    !strstr(buf, "GenuineIntel"))
+		return false;
+	p = strstr(buf, "cpu family");
+	if (p)
+		sscanf(p, "cpu family : %d", &family);
+	p = strstr(buf, "\nmodel\t");
+	if (p)
+		sscanf(p, "\nmodel : %d", &model);
+	p = strstr(buf, "\nflags");
+	if (family != 6 || !p || !strstr(p, " dts"))
+		return false;
+	for (i = 0; i < ARRAY_SIZE(models); i++)
+		if (model == models[i])
+			return true;
+	return false;
+}
+
+static void expect_tunable(struct __test_metadata *_metadata,
+			   const char *name, const char *want)
+{
+	char path[PATH_MAX], buf[64];
+
+	snprintf(path, sizeof(path), HTMM_SYSFS_DIR "/%s", name);
+	ASSERT_LT(0, htmm_read_file(path, buf, sizeof(buf)));
+	EXPECT_CONTENT(want, buf, name);
+}
+
+/*
+ * On a CPU without our PEBS events, htmm_sampler=pebs with
+ * htmm_perf_event=pebs is refused (EOPNOTSUPP) and nothing changes: the
+ * running source goes on. With the software events it is accepted, and
+ * htmm_perf_event=pebs is then refused.
+ */
+TEST_F_TIMEOUT(htmm_sample, pebs_refused_without_events, 120)
+{
+	const struct kid_spec hold = { .body = kid_hold, .cpu = -1, .pages = 1 };
+	unsigned long long scans0 = 0, scans1 = 0;
+	struct sample_ctx *x = &self->x;
+	long long deadline, nr_perf;
+	struct kid_reply r;
+	int err;
+
+	if (cpu_has_htmm_pebs())
+		SKIP(return, "this CPU has the PEBS events");
+	set_tunable(_metadata, x, "htmm_perf_event", "pebs");
+	set_tunable(_metadata, x, "htmm_sampler", "abit");
+	set_tunable(_metadata, x, "htmm_abit_interval_ms", "10");
+
+	/* htmm off */
+	err = htmm_write_str(HTMM_SYSFS_DIR "/htmm_sampler", "pebs");
+	EXPECT_EQ(-EOPNOTSUPP, err) TH_LOG("pebs, htmm off: %s",
+					   err ? strerror(-err) : "accepted");
+	expect_tunable(_metadata, "htmm_sampler", "abit\n");
+
+	/* htmm on, the abit source running */
+	kid_start(_metadata, x, 0, &hold, &r);
+	ASSERT_EQ(0, set_enabled(x, true));
+	scans0 = stat_now(_metadata, x, "abit_scans");
+	err = htmm_write_str(HTMM_SYSFS_DIR "/htmm_sampler", "pebs");
+	EXPECT_EQ(-EOPNOTSUPP, err) TH_LOG("pebs, htmm on: %s",
+					   err ? strerror(-err) : "accepted");
+	expect_tunable(_metadata, "htmm_sampler", "abit\n");
+	deadline = now_ms() + 10 * 1000;
+	do {
+		scans1 = stat_now(_metadata, x, "abit_scans");
+		if (scans1 > scans0 + 2)
+			break;
+	} while (poll_again(deadline));
+	TH_LOG("abit_scans %llu -> %llu after the refused write", scans0,
+	       scans1);
+	EXPECT_LT(scans0 + 2, scans1) TH_LOG("the abit source stopped");
+	EXPECT_EQ(1ULL, stat_now(_metadata, x, "ksamplingd_running"));
+	EXPECT_EQ(0, perf_counters());
+
+	/* the software events need no PMU; then the PEBS events are refused */
+	set_tunable(_metadata, x, "htmm_perf_event", "sw-page-faults");
+	set_tunable(_metadata, x, "htmm_sampler", "pebs");
+	deadline = now_ms() + 10 * 1000;
+	do {
+		nr_perf = perf_counters();
+		if (nr_perf == 2 * x->nr_cpus)
+			break;
+	} while (poll_again(deadline));
+	ASSERT_EQ(2 * x->nr_cpus, nr_perf);
+	err = htmm_write_str(HTMM_SYSFS_DIR "/htmm_perf_event", "pebs");
+	EXPECT_EQ(-EOPNOTSUPP, err) TH_LOG("perf_event pebs: %s",
+					   err ? strerror(-err) : "accepted");
+	expect_tunable(_metadata, "htmm_perf_event", "sw-page-faults\n");
+	EXPECT_EQ(2 * x->nr_cpus, perf_counters());
 }
 
 /* memory.htmm_stat: the documented keys, once each, in order. */
@@ -1705,8 +2252,8 @@ TEST_F_TIMEOUT(htmm_sample_move, exit_and_move_mid_sampling, 240)
 	pid_t pid;
 
 	if (variant->pebs) {
-		set_tunable(_metadata, x, "htmm_sampler", "pebs");
 		set_tunable(_metadata, x, "htmm_perf_event", "sw-page-faults");
+		set_tunable(_metadata, x, "htmm_sampler", "pebs");
 		set_tunable(_metadata, x, "htmm_sample_period", "1");
 		set_tunable(_metadata, x, "ksampled_soft_cpu_quota", "0");
 	} else {

@@ -25,8 +25,12 @@ static const char *const cxl_mode_bad_inputs[] = {
 	"", "enable", "1", "yes", "enabled disabled", NULL,
 };
 
+/*
+ * "pebs" is refused without the PMU events (the test VM has none): that is
+ * htmm_sample_test's pebs_refused_without_events.
+ */
 static const char *const sampler_values[] = {
-	"auto", "pebs", "abit", "inject", NULL,
+	"auto", "abit", "inject", NULL,
 };
 
 static const char *const sampler_bad_inputs[] = {
@@ -50,6 +54,13 @@ struct htmm_tunable {
 	const char *str_def;
 	const char *const *values;
 	const char *const *bad;
+	/*
+	 * A tunable checked against another one (the partner): the
+	 * htmm_tunable tests first write @partner_val to the partner, a
+	 * value that lets this tunable take its whole range.
+	 */
+	const char *partner;
+	const char *partner_val;
 };
 
 /* Index of each tunable in htmm_tunables[] */
@@ -86,11 +97,12 @@ static const struct htmm_tunable htmm_tunables[NR_TUNABLES] = {
 	/* numeric tunables: name, default, min, max */
 	[T_HTMM_SAMPLE_PERIOD] = {
 		.name = "htmm_sample_period",
-		.def = 199, .min = 1, .max = 2147483647,
+		/* min with htmm_perf_event=pebs, the default */
+		.def = 199, .min = 128, .max = 2147483647,
 	},
 	[T_HTMM_INST_SAMPLE_PERIOD] = {
 		.name = "htmm_inst_sample_period",
-		.def = 100007, .min = 1, .max = 2147483647,
+		.def = 100007, .min = 128, .max = 2147483647,
 	},
 	[T_HTMM_THRES_HOT] = {
 		.name = "htmm_thres_hot",
@@ -106,7 +118,7 @@ static const struct htmm_tunable htmm_tunables[NR_TUNABLES] = {
 	},
 	[T_HTMM_COOLING_PERIOD] = {
 		.name = "htmm_cooling_period",
-		.def = 2000000, .min = 1, .max = 2147483647,
+		.def = 2000000, .min = 64, .max = 2147483647,
 	},
 	[T_HTMM_MODE] = {
 		.name = "htmm_mode",
@@ -151,10 +163,12 @@ static const struct htmm_tunable htmm_tunables[NR_TUNABLES] = {
 	[T_HTMM_PROMOTION_WATERMARK] = {
 		.name = "htmm_promotion_watermark",
 		.def = 20, .min = 0, .max = 500,
+		.partner = "htmm_demotion_watermark", .partner_val = "0",
 	},
 	[T_HTMM_DEMOTION_WATERMARK] = {
 		.name = "htmm_demotion_watermark",
 		.def = 10, .min = 0, .max = 500,
+		.partner = "htmm_promotion_watermark", .partner_val = "500",
 	},
 	[T_HTMM_SETTLE_MS] = {
 		.name = "htmm_settle_ms",
@@ -163,11 +177,13 @@ static const struct htmm_tunable htmm_tunables[NR_TUNABLES] = {
 	/* Firmware (HMAT) latencies replace these defaults at boot. */
 	[T_HTMM_FAST_LATENCY_NS] = {
 		.name = "htmm_fast_latency_ns",
-		.def = 100, .min = 1, .max = 1000000, .def_from_fw = true,
+		.def = 100, .min = 1, .max = 999999, .def_from_fw = true,
+		.partner = "htmm_slow_latency_ns", .partner_val = "1000000",
 	},
 	[T_HTMM_SLOW_LATENCY_NS] = {
 		.name = "htmm_slow_latency_ns",
-		.def = 250, .min = 1, .max = 1000000, .def_from_fw = true,
+		.def = 250, .min = 2, .max = 1000000, .def_from_fw = true,
+		.partner = "htmm_fast_latency_ns", .partner_val = "1",
 	},
 	[T_HTMM_SPLIT_COOLDOWN_MS] = {
 		.name = "htmm_split_cooldown_ms",
@@ -398,6 +414,9 @@ FIXTURE(htmm_tunable) {
 	char path[PATH_MAX];
 	char saved[256];	/* value before the test, restored in teardown */
 	bool have_saved;
+	char partner_path[PATH_MAX];
+	char partner_saved[256];	/* restored after the tunable */
+	bool have_partner;
 };
 
 FIXTURE_VARIANT(htmm_tunable) {
@@ -514,6 +533,18 @@ FIXTURE_SETUP(htmm_tunable)
 	n = htmm_read_file(self->path, self->saved, sizeof(self->saved));
 	ASSERT_LE(0, n) TH_LOG("read %s: %s", self->path, strerror(-n));
 	self->have_saved = true;
+	if (!variant->t->partner)
+		return;
+	snprintf(self->partner_path, sizeof(self->partner_path),
+		 HTMM_SYSFS_DIR "/%s", variant->t->partner);
+	n = htmm_read_file(self->partner_path, self->partner_saved,
+			   sizeof(self->partner_saved));
+	ASSERT_LE(0, n) TH_LOG("read %s: %s", self->partner_path,
+			       strerror(-n));
+	self->have_partner = true;
+	ASSERT_EQ(0, htmm_write_str(self->partner_path,
+				    variant->t->partner_val))
+		TH_LOG("%s <- %s", variant->t->partner, variant->t->partner_val);
 }
 
 FIXTURE_TEARDOWN(htmm_tunable)
@@ -528,6 +559,11 @@ FIXTURE_TEARDOWN(htmm_tunable)
 				 strerror(-err));
 	EXPECT_LE(0, htmm_read_file(self->path, buf, sizeof(buf)));
 	EXPECT_CONTENT(self->saved, buf, "restored value");
+	if (!self->have_partner)
+		return;
+	err = htmm_write_str(self->partner_path, self->partner_saved);
+	EXPECT_EQ(0, err) TH_LOG("restoring %s failed: %s", self->partner_path,
+				 strerror(-err));
 }
 
 TEST_F(htmm_tunable, round_trip)
@@ -593,6 +629,163 @@ TEST_F(htmm_tunable, bad_input)
 TEST_F(htmm_tunable, permissions)
 {
 	htmm_expect_root_rw_file(_metadata, self->path);
+}
+
+/* ------------------------------------------------------------------ */
+/* Rules between two tunables                                          */
+/* ------------------------------------------------------------------ */
+
+/* The tunables the rule tests write; saved and restored around each. */
+static const char *const rule_tunables[] = {
+	"htmm_fast_latency_ns", "htmm_slow_latency_ns",
+	"htmm_promotion_watermark", "htmm_demotion_watermark",
+	"htmm_sample_period", "htmm_inst_sample_period", "htmm_perf_event",
+	"htmm_cooling_period", "htmm_adaptation_period",
+};
+
+#define NR_RULE_TUNABLES	ARRAY_SIZE(rule_tunables)
+
+FIXTURE(htmm_rule) {
+	char saved[NR_RULE_TUNABLES][64];
+	bool have_saved;
+};
+
+FIXTURE_SETUP(htmm_rule)
+{
+	char path[PATH_MAX];
+	unsigned int i;
+	ssize_t n;
+
+	if (!htmm_sysfs_present())
+		SKIP(return, HTMM_SYSFS_DIR " not present (htmm not built in?)");
+	for (i = 0; i < NR_RULE_TUNABLES; i++) {
+		snprintf(path, sizeof(path), HTMM_SYSFS_DIR "/%s",
+			 rule_tunables[i]);
+		n = htmm_read_file(path, self->saved[i], sizeof(self->saved[i]));
+		ASSERT_LE(0, n) TH_LOG("read %s: %s", path, strerror(-n));
+	}
+	self->have_saved = true;
+}
+
+/*
+ * Restore the saved values.  A rule may refuse one of them until its
+ * partner is back, so go round until every write went through.
+ */
+FIXTURE_TEARDOWN(htmm_rule)
+{
+	bool done[NR_RULE_TUNABLES] = { false };
+	unsigned int i, round, left = NR_RULE_TUNABLES;
+
+	if (!self->have_saved)
+		return;
+	for (round = 0; left && round < NR_RULE_TUNABLES; round++)
+		for (i = 0; i < NR_RULE_TUNABLES; i++)
+			if (!done[i] && !htmm_tunable_set(rule_tunables[i],
+							  self->saved[i])) {
+				done[i] = true;
+				left--;
+			}
+	EXPECT_EQ(0U, left) TH_LOG("%u tunables not restored", left);
+}
+
+/* Write @val to a tunable: it must fail with EINVAL and leave @old. */
+static void expect_refused(struct __test_metadata *_metadata,
+			   const char *name, const char *val, const char *old)
+{
+	char path[PATH_MAX], want[64];
+
+	snprintf(path, sizeof(path), HTMM_SYSFS_DIR "/%s", name);
+	snprintf(want, sizeof(want), "%s\n", old);
+	htmm_expect_rejected(_metadata, path, val, want, false);
+}
+
+/* Write @val to a tunable: it must be taken. */
+static void expect_taken(struct __test_metadata *_metadata,
+			 const char *name, const char *val)
+{
+	char path[PATH_MAX], want[64];
+
+	snprintf(path, sizeof(path), HTMM_SYSFS_DIR "/%s", name);
+	snprintf(want, sizeof(want), "%s\n", val);
+	htmm_expect_write_reads(_metadata, path, val, want);
+}
+
+/* fast >= slow would turn splitting off: refused, from either file. */
+TEST_F(htmm_rule, fast_latency_below_slow)
+{
+	expect_taken(_metadata, "htmm_fast_latency_ns", "1");
+	expect_taken(_metadata, "htmm_slow_latency_ns", "300");
+	expect_taken(_metadata, "htmm_fast_latency_ns", "100");
+
+	expect_refused(_metadata, "htmm_fast_latency_ns", "300", "100");
+	expect_refused(_metadata, "htmm_fast_latency_ns", "301", "100");
+	expect_refused(_metadata, "htmm_fast_latency_ns", "999999", "100");
+	expect_refused(_metadata, "htmm_slow_latency_ns", "100", "300");
+	expect_refused(_metadata, "htmm_slow_latency_ns", "99", "300");
+	expect_refused(_metadata, "htmm_slow_latency_ns", "2", "300");
+
+	/* right next to each other is fine */
+	expect_taken(_metadata, "htmm_fast_latency_ns", "299");
+	expect_taken(_metadata, "htmm_fast_latency_ns", "100");
+	expect_taken(_metadata, "htmm_slow_latency_ns", "101");
+}
+
+/* The demotion watermark may not go above the promotion watermark. */
+TEST_F(htmm_rule, demotion_wmark_not_above_promotion)
+{
+	expect_taken(_metadata, "htmm_demotion_watermark", "0");
+	expect_taken(_metadata, "htmm_promotion_watermark", "20");
+	expect_taken(_metadata, "htmm_demotion_watermark", "10");
+
+	expect_refused(_metadata, "htmm_demotion_watermark", "21", "10");
+	expect_refused(_metadata, "htmm_demotion_watermark", "500", "10");
+	expect_refused(_metadata, "htmm_promotion_watermark", "9", "20");
+	expect_refused(_metadata, "htmm_promotion_watermark", "0", "20");
+
+	/* equal is fine */
+	expect_taken(_metadata, "htmm_demotion_watermark", "20");
+	expect_taken(_metadata, "htmm_demotion_watermark", "10");
+	expect_taken(_metadata, "htmm_promotion_watermark", "10");
+}
+
+/* PEBS periods of at least 128; software page faults take any. */
+TEST_F(htmm_rule, sample_period_minimum)
+{
+	expect_taken(_metadata, "htmm_sample_period", "199");
+	expect_taken(_metadata, "htmm_inst_sample_period", "100007");
+	expect_taken(_metadata, "htmm_perf_event", "pebs");
+
+	expect_refused(_metadata, "htmm_sample_period", "1", "199");
+	expect_refused(_metadata, "htmm_sample_period", "127", "199");
+	expect_refused(_metadata, "htmm_inst_sample_period", "1", "100007");
+	expect_taken(_metadata, "htmm_sample_period", "128");
+	expect_taken(_metadata, "htmm_inst_sample_period", "128");
+
+	expect_taken(_metadata, "htmm_perf_event", "sw-page-faults");
+	expect_taken(_metadata, "htmm_sample_period", "1");
+	expect_taken(_metadata, "htmm_inst_sample_period", "1");
+	/* not back to pebs while a period is below 128 */
+	expect_refused(_metadata, "htmm_perf_event", "pebs", "sw-page-faults");
+	expect_taken(_metadata, "htmm_sample_period", "199");
+	expect_refused(_metadata, "htmm_perf_event", "pebs", "sw-page-faults");
+	expect_taken(_metadata, "htmm_inst_sample_period", "100007");
+	expect_taken(_metadata, "htmm_perf_event", "pebs");
+}
+
+/* Coolings closer than 64 samples apart are refused. */
+TEST_F(htmm_rule, cooling_period_minimum)
+{
+	char path[PATH_MAX], old[64];
+
+	snprintf(path, sizeof(path), HTMM_SYSFS_DIR "/htmm_cooling_period");
+	ASSERT_LE(0, htmm_read_file(path, old, sizeof(old)));
+	htmm_expect_rejected(_metadata, path, "1", old, false);
+	htmm_expect_rejected(_metadata, path, "63", old, false);
+	/* htmm_adaptation_period keeps 1 as its minimum */
+	snprintf(path, sizeof(path), HTMM_SYSFS_DIR "/htmm_adaptation_period");
+	ASSERT_LE(0, htmm_read_file(path, old, sizeof(old)));
+	htmm_expect_write_reads(_metadata, path, "1", "1\n");
+	htmm_expect_write_reads(_metadata, path, old, old);
 }
 
 TEST_HARNESS_MAIN

@@ -1,0 +1,46 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run kselftest suites of the debug kernel N times in a row in one guest,
+# to show that a test holds (or to catch one that fails once in N runs).
+#   scripts/repeat-suite.sh GLOB [N] [-tTEST]
+# e.g. scripts/repeat-suite.sh htmm_split_test 10
+# Ends with "N passed, N failed, N skipped" like scripts/test.sh; logs in
+# $BUILD/logs/repeat/.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+
+glob=${1:?usage: repeat-suite.sh GLOB [N] [-tTEST]}
+n=${2:-10}
+targ=${3:-}
+[[ "$n" =~ ^[1-9][0-9]*$ ]] || die "not a repeat count: $n"
+LOGS=$BUILD/logs/repeat
+mkdir -p "$LOGS"
+rm -f "$LOGS"/console.log "$LOGS"/results.log
+
+need_packages "${BUILD_PACKAGES[@]}" libnuma-dev
+"$HTMM_TOP/scripts/build-kernel.sh" debug > "$LOGS/build-debug.log" 2>&1 ||
+	{ tail -n 40 "$LOGS/build-debug.log"; die "building the debug kernel failed"; }
+initrd=$BUILD/initramfs-test.cpio
+"$HTMM_TOP/scripts/mkinitramfs.sh" "$initrd" > "$LOGS/initramfs.log" 2>&1 ||
+	{ cat "$LOGS/initramfs.log"; die "building the initramfs failed"; }
+expect=
+for t in "$BUILD"/selftests/$glob; do
+	[ -x "$t" ] || continue
+	for k in $(seq 1 "$n"); do
+		expect+="${expect:+,}${t##*/}"
+		[ "$n" -gt 1 ] && expect+="#$k"
+	done
+done
+[ -n "$expect" ] || die "no kselftest suite matches '$glob'"
+
+start=$(date +%s)
+"$HTMM_TOP/scripts/run-vm.sh" --kernel "$BUILD/kernel-debug/arch/x86/boot/bzImage" \
+	--initrd "$initrd" \
+	--append "guest_job=tests page_owner=on htmm=on kunit.enable=0 htmm_tests=$glob htmm_repeat=$n${targ:+ htmm_test_args=$targ}" \
+	--console "$LOGS/console.log" --results "$LOGS/results.log" \
+	--timeout "${GUEST_TIMEOUT:-7200}" > /dev/null
+qrc=$?
+echo "# guest ran $(( $(date +%s) - start )) s; logs in $LOGS"
+python3 "$HTMM_TOP/scripts/parse-results.py" --console "$LOGS/console.log" \
+	--results "$LOGS/results.log" --expect "$expect" --qemu-rc "$qrc"
