@@ -166,6 +166,18 @@ static void htmm_refill(struct htmm_migrater *m)
 	m->refill = now;
 }
 
+/**
+ * __htmm_numa_target - Leave cross-tier moves of htmm pages to htmm.
+ * @folio: The folio of a NUMA hinting fault; the fault holds a reference.
+ * @curnid: The node it is on.
+ * @nid: The node NUMA balancing would move it to.
+ *
+ * See htmm_numa_target().
+ *
+ * Context: Under the page table lock of the fault.
+ * Return: @nid, or NUMA_NO_NODE if the folio belongs to an htmm-enabled
+ * cgroup and the move would cross between fast and slow nodes.
+ */
 int __htmm_numa_target(struct folio *folio, int curnid, int nid)
 {
 	struct mem_cgroup *memcg;
