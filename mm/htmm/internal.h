@@ -363,14 +363,14 @@ extern struct list_head htmm_enabled_list;
 extern spinlock_t htmm_list_lock;
 
 /*
- * sampler.c.  A sample on a ring: its physical address, or else its user
- * address and a reference on the mm it belongs to (mmgrab(), released by
+ * sampler.c.  A sample on a ring: its physical address if known, its user
+ * address, and a reference on the mm it belongs to (mmgrab(), released by
  * whoever takes the record off the ring, with mmdrop()).
  */
 struct htmm_record {
 	u64 paddr;		/* 0 if unknown */
 	u64 vaddr;
-	struct mm_struct *mm;	/* with a reference; NULL if @paddr is set */
+	struct mm_struct *mm;	/* the sampled mm, with a reference (mmgrab) */
 	u8 kind;		/* enum htmm_kind */
 	u8 src;			/* enum htmm_source */
 };

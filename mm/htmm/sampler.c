@@ -144,26 +144,24 @@ struct page *htmm_mm_get_page(struct mm_struct *mm, unsigned long vaddr)
 }
 
 /*
- * A record without a physical address: look its address up in its mm if
- * the mm still has users, else drop it (the process exited; its address
- * means nothing in any other process).  Releases the record's mm reference.
+ * Ingest a record whose process still has users: by its physical address,
+ * or else by looking its user address up in its mm.  The caller holds a
+ * user reference on rec->mm.
  */
-static int htmm_ingest_mm(const struct htmm_record *rec, struct htmm_ring *r)
+static int htmm_ingest_live(const struct htmm_record *rec,
+			    struct htmm_ring *r)
 {
-	struct mm_struct *mm = rec->mm;
 	struct page *page;
 	int err;
 
-	if (!mmget_not_zero(mm)) {
-		r->nr_exited++;
-		mmdrop(mm);
-		return -ESRCH;
+	if (rec->paddr) {
+		r->nr_paddr++;
+		page = pfn_to_online_page(PHYS_PFN(rec->paddr));
+		return page ? htmm_ingest_page(page, rec->kind, rec->src) :
+			      -ENOENT;
 	}
 	r->nr_mm++;
-	page = htmm_mm_get_page(mm, rec->vaddr);
-	/* ksamplingd does not tear an address space down: mmput_async() */
-	mmput_async(mm);
-	mmdrop(mm);
+	page = htmm_mm_get_page(rec->mm, rec->vaddr);
 	if (IS_ERR(page))
 		return PTR_ERR(page);
 	err = htmm_ingest_page(page, rec->kind, rec->src);
@@ -171,21 +169,26 @@ static int htmm_ingest_mm(const struct htmm_record *rec, struct htmm_ring *r)
 	return err;
 }
 
+/*
+ * Ingest one record if its mm still has users, else drop it: the process
+ * exited, its address means nothing in any other process, and its frames
+ * may be another process's by now.  Releases the record's mm reference.
+ */
 static void htmm_ingest_record(const struct htmm_record *rec,
 			       struct htmm_ring *r, unsigned long *ok,
 			       unsigned long *dropped)
 {
-	struct page *page;
-	int err = -ENOENT;
+	struct mm_struct *mm = rec->mm;
+	int err = -ESRCH;
 
-	if (rec->mm) {
-		err = htmm_ingest_mm(rec, r);
-	} else if (rec->paddr) {
-		r->nr_paddr++;
-		page = pfn_to_online_page(PHYS_PFN(rec->paddr));
-		if (page)
-			err = htmm_ingest_page(page, rec->kind, rec->src);
+	if (mmget_not_zero(mm)) {
+		err = htmm_ingest_live(rec, r);
+		/* ksamplingd does not tear an address space down */
+		mmput_async(mm);
+	} else {
+		r->nr_exited++;
 	}
+	mmdrop(mm);
 	if (!err) {
 		(*ok)++;
 	} else if (err != -ENODEV) {

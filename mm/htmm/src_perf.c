@@ -147,10 +147,11 @@ static u64 htmm_perf_phys(unsigned long vaddr)
  * a counter with its own handler, so data->phys_addr is only there if the
  * PMU driver filled it; otherwise the handler resolves it.  That fails for
  * a page not mapped yet: the software page-fault event fires before the
- * fault is handled.  Such a record carries a reference on current->mm
- * instead, taken with mmgrab() (an atomic increment), and ksamplingd looks
- * the address up in that mm if it still has users.  A pid is never used:
- * by the time ksamplingd runs, it may name another process.
+ * fault is handled.  Every record carries a reference on current->mm,
+ * taken with mmgrab() (an atomic increment): ksamplingd drops the record
+ * if the mm has no user left, and looks a record without a physical
+ * address up in that mm.  A pid is never used: by the time ksamplingd
+ * runs, it may name another process.
  */
 static void htmm_perf_overflow(struct perf_event *event,
 			       struct perf_sample_data *data,
@@ -168,10 +169,14 @@ static void htmm_perf_overflow(struct perf_event *event,
 		rec.paddr = data->phys_addr;
 	if (!rec.paddr)
 		rec.paddr = htmm_perf_phys(rec.vaddr);
-	if (!rec.paddr) {
-		rec.mm = current->mm;
-		mmgrab(rec.mm);
-	}
+	/*
+	 * Every record holds its mm, also one with a physical address: when
+	 * the process exits before ksamplingd takes the record off, its
+	 * frames may already belong to another process, and the record is
+	 * dropped instead of credited to it.
+	 */
+	rec.mm = current->mm;
+	mmgrab(rec.mm);
 	/*
 	 * current holds a user reference on its mm, hence on mm_count: this
 	 * mmdrop() never frees the mm, so it is safe here too.
