@@ -302,13 +302,22 @@ static DECLARE_WAIT_QUEUE_HEAD(htmm_ksamplingd_wait);
 
 static void htmm_apply_periods(void)
 {
-	unsigned int load = READ_ONCE(htmm_params.sample_period);
-	unsigned int store = READ_ONCE(htmm_params.inst_sample_period);
+	unsigned int load = htmm_period_at(READ_ONCE(htmm_params.sample_period),
+					   htmm_level);
+	unsigned int store = htmm_period_at(READ_ONCE(htmm_params.inst_sample_period),
+					    htmm_level);
 
-	htmm_cur_period = htmm_period_at(load, htmm_level);
-	htmm_cur_inst_period = htmm_period_at(store, htmm_level);
+	/*
+	 * Only a real change reaches the counters: perf_event_period()
+	 * restarts the count, and a software event then overflows on its
+	 * very next event, whatever the period.
+	 */
+	if (load == htmm_cur_period && store == htmm_cur_inst_period)
+		return;
+	htmm_cur_period = load;
+	htmm_cur_inst_period = store;
 	if (htmm_src_running && htmm_src->set_period)
-		htmm_src->set_period(htmm_cur_period, htmm_cur_inst_period);
+		htmm_src->set_period(load, store);
 }
 
 /* Called by the tunables when a period changes. */
