@@ -90,6 +90,7 @@ FIXTURE(htmm_reclaim) {
 	char sampler[32];
 	char lru_gen[32];
 	unsigned long long interval, quota, rate;
+	bool swap_on;		/* this test turned swap on */
 };
 
 FIXTURE_VARIANT(htmm_reclaim) {
@@ -126,6 +127,7 @@ FIXTURE_SETUP(htmm_reclaim)
 	if (!htmm_word_in_file("/proc/swaps", "/dev/zram0")) {
 		ASSERT_EQ(0, htmm_write_str(ZRAM "/disksize", "256M"));
 		ASSERT_EQ(0, system("mkswap /dev/zram0 >/dev/null && swapon /dev/zram0"));
+		self->swap_on = true;
 	}
 	ASSERT_EQ(0, htmm_cg_create(self->cg, sizeof(self->cg), "htmm_reclaim"));
 }
@@ -135,6 +137,9 @@ FIXTURE_TEARDOWN(htmm_reclaim)
 	char buf[32];
 
 	htmm_cg_destroy(self->cg);
+	/* Later suites must not find swap: they count resident pages. */
+	if (self->swap_on && !system("swapoff /dev/zram0"))
+		htmm_write_str(ZRAM "/reset", "1");
 	if (self->sampler[0])
 		htmm_write_str(HTMM_SYSFS "/htmm_sampler", self->sampler);
 	if (self->interval) {
