@@ -23,6 +23,24 @@ case "lru_gen" in ${htmm_tests:-*})
 	echo "# htmm-exit: lru_gen 0" ;;
 esac
 
+# The enforcement and convergence tests with the classic LRU, switched at
+# run time, as suites named <suite>_classic_lru; first, while node 0 still
+# has the free memory these tests fill (late in the run it has far less).
+if [ -w $LRU_GEN ]; then
+	state=$(cat $LRU_GEN)
+	echo n > $LRU_GEN
+	for spec in htmm_enforce_test "htmm_migrate_test -tconverge_abit"; do
+		t=${spec%% *}
+		name=${t}_classic_lru
+		case "$name" in ${htmm_tests:-*}) ;; *) continue ;; esac
+		echo "# htmm-suite: $name"
+		echo "# lru_gen: $(cat $LRU_GEN)"
+		# shellcheck disable=SC2086 # the optional -t word
+		tests/$spec 2>&1
+		echo "# htmm-exit: $name $?"
+	done
+	echo "$state" > $LRU_GEN
+fi
 # htmm_repeat=N runs each selected kselftest suite N times, as suites
 # named <suite>#<k> (scripts/repeat-suite.sh).
 k=1
@@ -50,21 +68,4 @@ for s in smoke/*.sh; do
 	sh "$s" /htmm/bin 2>&1
 	echo "# htmm-exit: $name $?"
 done
-# The enforcement and convergence tests again with the classic LRU,
-# switched at run time, as suites named <suite>_classic_lru.
-if [ -w $LRU_GEN ]; then
-	state=$(cat $LRU_GEN)
-	echo n > $LRU_GEN
-	for spec in htmm_enforce_test "htmm_migrate_test -tconverge_abit"; do
-		t=${spec%% *}
-		name=${t}_classic_lru
-		case "$name" in ${htmm_tests:-*}) ;; *) continue ;; esac
-		echo "# htmm-suite: $name"
-		echo "# lru_gen: $(cat $LRU_GEN)"
-		# shellcheck disable=SC2086 # the optional -t word
-		tests/$spec 2>&1
-		echo "# htmm-exit: $name $?"
-	done
-	echo "$state" > $LRU_GEN
-fi
 echo "# htmm-guest: end"
