@@ -57,6 +57,8 @@ vmstart=$(date +%s)
 	--timeout "$GUEST_TIMEOUT" > /dev/null
 qrc=$?
 echo "# guest ran $(( $(date +%s) - vmstart )) s; total $(( $(date +%s) - start )) s; logs in $LOGS"
+# Per suite: its time, and node 0's free memory before it.
+grep -a -h "^# htmm-time:\|^# htmm-mem:" "$LOGS/results.log" 2>/dev/null
 
 # Without htmm=on htmm is off: the same kernel once more, only for that.
 vmstart=$(date +%s)

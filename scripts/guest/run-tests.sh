@@ -10,6 +10,14 @@ cd /htmm || exit 1
 LRU_GEN=/sys/kernel/mm/lru_gen/enabled
 echo "# htmm-guest: begin"
 
+# Free memory of node 0 (fast), and its free blocks of 2 MiB and more.
+mem_line() {
+	free=$(awk '/MemFree/ { print $4 }' /sys/devices/system/node/node0/meminfo)
+	huge=$(awk '$2 == "0," { n += $(NF - 1) + 2 * $NF } END { print n + 0 }' \
+		/proc/buddyinfo)
+	echo "# htmm-mem: $1: node 0 has $free kB free, $huge free 2 MiB blocks"
+}
+
 # The suites run as distribution kernels do, with the multi-gen LRU on
 # (the debug kernel has CONFIG_LRU_GEN_ENABLED=y): say so, and fail if not.
 case "lru_gen" in ${htmm_tests:-*})
@@ -33,6 +41,7 @@ if [ -w $LRU_GEN ]; then
 		t=${spec%% *}
 		name=${t}_classic_lru
 		case "$name" in ${htmm_tests:-*}) ;; *) continue ;; esac
+		mem_line "before $name"
 		echo "# htmm-suite: $name"
 		echo "# lru_gen: $(cat $LRU_GEN)"
 		# shellcheck disable=SC2086 # the optional -t word
@@ -50,6 +59,7 @@ while [ "$k" -le "${htmm_repeat:-1}" ]; do
 		name=${t##*/}
 		case "$name" in ${htmm_tests:-*}) ;; *) continue ;; esac
 		[ "${htmm_repeat:-1}" -gt 1 ] && name="$name#$k"
+		mem_line "before $name"
 		echo "# htmm-suite: $name"
 		t0=$(cut -d. -f1 /proc/uptime)
 		# shellcheck disable=SC2086 # one optional word
@@ -68,4 +78,5 @@ for s in smoke/*.sh; do
 	sh "$s" /htmm/bin 2>&1
 	echo "# htmm-exit: $name $?"
 done
+mem_line "at the end"
 echo "# htmm-guest: end"
