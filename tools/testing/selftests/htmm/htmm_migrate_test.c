@@ -428,7 +428,7 @@ TEST_F_TIMEOUT(htmm_migrate, numa_balancing_coexists, 600)
 	const char *nb = "/proc/sys/kernel/numa_balancing";
 	const char *dem = "/sys/kernel/mm/numa/demotion_enabled";
 	char mode[16] = "", demotion[16] = "", stat[PATH_MAX];
-	double t0, t_left, t_conv, t_win, share = 0, early = 0;
+	double t0, t_left, t_conv, t_win, share = 0, early = 0, cold0, cold1;
 	char *hot, *cold;
 	bool ok;
 
@@ -477,7 +477,9 @@ TEST_F_TIMEOUT(htmm_migrate, numa_balancing_coexists, 600)
 	t_win = htmm_now_s() - t0;
 	p0 = htmm_cg_ctx_stat(&self->c, "promoted");
 	d0 = htmm_cg_ctx_stat(&self->c, "demoted");
+	cold0 = share_on(cold, cold_len, HTMM_FAST_NODE);
 	sleep(10);
+	cold1 = share_on(cold, cold_len, HTMM_FAST_NODE);
 	p1 = htmm_cg_ctx_stat(&self->c, "promoted");
 	d1 = htmm_cg_ctx_stat(&self->c, "demoted");
 	share = share_on(hot, hot_len, HTMM_FAST_NODE);
@@ -499,6 +501,7 @@ TEST_F_TIMEOUT(htmm_migrate, numa_balancing_coexists, 600)
 	       nb1 - nb0, left1 - left0);
 	TH_LOG("htmm, in the last 10 s: %llu pages promoted, %llu demoted",
 	       p1 - p0, d1 - d0);
+	TH_LOG("cold region on node 0: %.1f%% then %.1f%%", cold0, cold1);
 	EXPECT_TRUE(ok);
 	EXPECT_GE(1.0, early);
 	EXPECT_LE(99, share);
