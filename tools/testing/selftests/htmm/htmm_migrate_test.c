@@ -309,6 +309,21 @@ TEST_F_TIMEOUT(htmm_migrate, skip_mlocked, 300)
 	EXPECT_EQ(0, share_on(p, len, HTMM_FAST_NODE));
 }
 
+/* Read 4096 pages of [hot, hot+len) picked at random with the state @x. */
+static void read_random(const char *hot, size_t len, unsigned long *x)
+{
+	int i;
+	char v;
+
+	for (i = 0; i < 4096; i++) {
+		*x ^= *x << 13;
+		*x ^= *x >> 7;
+		*x ^= *x << 17;
+		v = hot[(*x % (len / PAGE_SZ)) * PAGE_SZ];
+		asm volatile("" : : "r" (v));
+	}
+}
+
 /* Fork a child that reads [@hot, @hot + @len) at random until killed. */
 static pid_t start_reader(const char *hot, size_t len)
 {
@@ -319,15 +334,8 @@ static pid_t start_reader(const char *hot, size_t len)
 		unsigned long x = 88172645463325252UL;
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		for (;;) {
-			char v;
-
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			v = hot[(x % (len / PAGE_SZ)) * PAGE_SZ];
-			asm volatile("" : : "r" (v));
-		}
+		for (;;)
+			read_random(hot, len, &x);
 	}
 	return pid;
 }
@@ -382,18 +390,10 @@ struct reader_thread {
 static void *reader_fn(void *arg)
 {
 	struct reader_thread *r = arg;
-	unsigned long x = 88172645463325252UL, i;
-	char v;
+	unsigned long x = 88172645463325252UL;
 
-	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
-		for (i = 0; i < 4096; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			v = r->hot[(x % (r->len / PAGE_SZ)) * PAGE_SZ];
-			asm volatile("" : : "r" (v));
-		}
-	}
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED))
+		read_random(r->hot, r->len, &x);
 	return NULL;
 }
 
@@ -443,6 +443,7 @@ TEST_F_TIMEOUT(htmm_migrate, numa_balancing_coexists, 600)
 	htmm_cg_file(stat, sizeof(stat), self->c.cg, "memory.stat");
 	ASSERT_EQ(0, htmm_keyed_get(stat, "numa_pages_migrated", &nb0));
 	ASSERT_EQ(0, htmm_vmstat_get("htmm_numa_left", &left0));
+	left1 = left0;
 	ASSERT_EQ(0, htmm_write_str(nb, "2"));
 	ASSERT_EQ(0, htmm_write_str(dem, "true"));
 
