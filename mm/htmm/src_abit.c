@@ -19,6 +19,13 @@
  * space and scan, if any bit was cleared: one shootdown per process per
  * interval, instead of one per PMD.
  *
+ * First sight: the Accessed bit of a page that the scanner has not seen
+ * before tells only that the page was touched at some time since it was
+ * mapped, maybe long before sampling started.  So, as DAMON clears the
+ * bits of a region before it checks them, the first scan of an address
+ * space (after the source starts, or when its process enters an htmm
+ * cgroup) only clears the bits; samples start with the second scan.
+ *
  * Pacing: the walk is done in chunks of address space with the mmap_lock
  * dropped between chunks.  Its cost is proportional to the page-table
  * entries it visits (a PTE or a huge PMD each), not to the address space
@@ -58,14 +65,17 @@ struct htmm_abit_walk {
 	unsigned long nr_accounted;
 	u64 entries;		/* page-table entries visited */
 	bool cleared;		/* an Accessed bit was cleared in this mm */
+	bool first;		/* first scan of this mm: clear only */
 };
 
 static void htmm_abit_sample(struct page *page, struct htmm_abit_walk *w)
 {
 	/* Mapped under the page table lock: the folio cannot go away. */
 	folio_set_young(page_folio(page));
-	w->nr_young++;
 	w->cleared = true;
+	if (w->first)
+		return;
+	w->nr_young++;
 	if (!htmm_ingest_page(page, HTMM_ACCESS, HTMM_SRC_ABIT))
 		w->nr_accounted++;
 }
@@ -206,6 +216,39 @@ static bool htmm_abit_scan_mm(struct mm_struct *mm, struct htmm_abit_walk *w,
 
 static unsigned long htmm_abit_next_scan;	/* jiffies; ksamplingd only */
 
+/*
+ * The address spaces of the last scan, so that the next one knows which
+ * it sees for the first time.  Each holds an mmgrab() reference, so that
+ * a pointer is never compared with a freed and reused mm_struct.
+ * ksamplingd only.
+ */
+static struct mm_struct *htmm_abit_known[HTMM_ABIT_MAX_MMS];
+static int htmm_abit_nr_known;
+
+static bool htmm_abit_is_known(struct mm_struct *mm)
+{
+	int i;
+
+	for (i = 0; i < htmm_abit_nr_known; i++)
+		if (htmm_abit_known[i] == mm)
+			return true;
+	return false;
+}
+
+/* Forget the known address spaces; with @mms, know those @nr instead. */
+static void htmm_abit_know(struct mm_struct **mms, int nr)
+{
+	int i;
+
+	for (i = 0; i < nr; i++)
+		mmgrab(mms[i]);
+	for (i = 0; i < htmm_abit_nr_known; i++)
+		mmdrop(htmm_abit_known[i]);
+	for (i = 0; i < nr; i++)
+		htmm_abit_known[i] = mms[i];
+	htmm_abit_nr_known = nr;
+}
+
 /* Scan statistics, written by ksamplingd only, read by the stat file. */
 static u64 htmm_abit_nr_scans;
 static u64 htmm_abit_entries;		/* page-table entries visited */
@@ -277,10 +320,14 @@ static void htmm_abit_tick(unsigned int level)
 
 	run = current->se.sum_exec_runtime;
 	for (i = 0; i < nr; i++) {
+		w.first = !htmm_abit_is_known(mms[i]);
 		if (go)
 			go = htmm_abit_scan_mm(mms[i], &w, level);
-		mmput(mms[i]);
 	}
+	/* An mm whose scan was cut short is seen anew next time. */
+	htmm_abit_know(mms, go ? nr : 0);
+	for (i = 0; i < nr; i++)
+		mmput(mms[i]);
 	WRITE_ONCE(htmm_abit_scan_ns, htmm_abit_scan_ns +
 		   current->se.sum_exec_runtime - run);
 	WRITE_ONCE(htmm_abit_entries, htmm_abit_entries + w.entries);
@@ -299,6 +346,7 @@ static int htmm_abit_start(unsigned int period, unsigned int inst_period)
 
 static void htmm_abit_stop(void)
 {
+	htmm_abit_know(NULL, 0);
 }
 
 const struct htmm_source_ops htmm_abit_source = {
