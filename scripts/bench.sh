@@ -22,13 +22,40 @@
 # QEMU plugin (scripts/build-plugin.sh), which counts the guest's memory
 # accesses per node behind a cache model; PLUGIN_RUNS=0 skips them.
 # Output: the figures on stdout; logs in $BUILD/logs/bench-*.
+#
+# Results: every run also leaves one file in bench/results/<benchmark>/
+# <kernel>/, where <kernel> names the commit of this repository the kernel
+# was built from (with -dirty if mm/, include/, patches/ or configs/ had
+# changes), and the tiering table is rendered from all the files of that
+# directory.  So runs add up across sessions: RUNS=1 three times gives the
+# same table as RUNS=3 once.  scripts/bench.sh table [KERNEL] renders it
+# again (default: the current kernel).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
+
+# The commit the kernel is built from, as named in bench/results/.
+kernel_id() {
+	local id
+	id=$(git -C "$HTMM_TOP" rev-parse --short=12 HEAD)
+	if [ -n "$(git -C "$HTMM_TOP" status --porcelain -- mm include patches configs)" ]; then
+		id+=-dirty
+	fi
+	echo "$id"
+}
+# A run's name in bench/results: UTC time, digits only (sorts, and never
+# collides with an earlier session's).
+run_id() {
+	date -u +%Y%m%d%H%M%S
+}
 
 what=${1:-sampling}
 case "$what" in
 sampling|tiering) ;;
-*) die "unknown benchmark '$what' (sampling or tiering)" ;;
+table)
+	d=$HTMM_TOP/bench/results/tiering/${2:-$(kernel_id)}
+	[ -d "$d" ] || die "no results in $d"
+	exec python3 "$HTMM_TOP/scripts/bench-table.py" "$d" ;;
+*) die "unknown benchmark '$what' (sampling, tiering or table)" ;;
 esac
 need_packages "${BUILD_PACKAGES[@]}"
 "$HTMM_TOP/scripts/build-kernel.sh" demo >&2
@@ -36,10 +63,20 @@ need_packages "${BUILD_PACKAGES[@]}"
 mkdir -p "$BUILD/logs"
 kernel=$BUILD/kernel-demo/arch/x86/boot/bzImage
 
+kid=$(kernel_id)
+results=$HTMM_TOP/bench/results/$what/$kid
+mkdir -p "$results"
 if [ "$what" = sampling ]; then
-	exec "$HTMM_TOP/scripts/run-vm.sh" --kernel "$kernel" \
+	log=$BUILD/logs/bench-$what.log
+	rc=0
+	"$HTMM_TOP/scripts/run-vm.sh" --kernel "$kernel" \
 		--initrd "$BUILD/initramfs.cpio" --append "guest_job=bench-$what htmm=on quiet" \
-		--console "$BUILD/logs/bench-$what.log" --timeout "${BENCH_TIMEOUT:-1800}"
+		--console "$log" --timeout "${BENCH_TIMEOUT:-1800}" || rc=$?
+	f=$results/$(run_id).txt
+	{ echo "# bench sampling, kernel $kid, $(date -u +%FT%TZ), guest exit $rc"
+	  tr -d '\r' < "$log" | awk '/^###/ { p = 1 } p'; } > "$f"
+	note "result: ${f#"$HTMM_TOP"/}"
+	exit "$rc"
 fi
 
 runs=${RUNS:-3}
@@ -50,6 +87,12 @@ secs=${SECONDS_PER_RUN:-60}
 out=${BENCH_OUT:-$BUILD/logs/bench-tiering}
 rm -rf "$out"
 mkdir -p "$out"
+# Keep a run's result: $1 the file in $out, $2 its name in $results.
+keep() {
+	[ -f "$out/$1" ] || return 0
+	{ echo "# bench tiering, kernel $kid, $(date -u +%FT%TZ)"
+	  cat "$out/$1"; } > "$results/$2"
+}
 # $1 scenario, $2 config, $3 file stem, $4 seconds, $5... run-vm.sh options
 boot() {
 	local sc=$1 c=$2 stem=$3 s=$4
@@ -87,7 +130,9 @@ for r in $(seq 1 "$runs"); do
 	for sc in $scenarios; do
 		for c in $(configs_of "$sc"); do
 			note "tiering: $sc, $c, run $r of $runs"
-			boot "$sc" "$c" "$(stem_of "$sc" "$c")-$r" "$(secs_of "$sc")"
+			st=$(stem_of "$sc" "$c")
+			boot "$sc" "$c" "$st-$r" "$(secs_of "$sc")"
+			keep "$st-$r.txt" "$st-$(run_id).txt"
 		done
 	done
 done
@@ -104,8 +149,10 @@ if [ "$gt_runs" -gt 0 ]; then
 				note "tiering ground truth: $sc, $c, run $r of $gt_runs"
 				boot "$sc" "$c" "$st" "$gt_secs" \
 					--plugin "$so,split=$((${FAST_MB:-512} << 20)),out=$out/$st.plugin"
+				keep "$st.plugin" "$(stem_of "$sc" "$c")-gt$(run_id).plugin"
 			done
 		done
 	done
 fi
-python3 "$HTMM_TOP/scripts/bench-table.py" "$out"
+note "results: ${results#"$HTMM_TOP"/} (the table is rendered from all runs there)"
+python3 "$HTMM_TOP/scripts/bench-table.py" "$results"
