@@ -35,7 +35,7 @@ done
 [ -n "$expect" ] || die "no kselftest suite matches '$glob'"
 
 start=$(date +%s)
-"$HTMM_TOP/scripts/run-vm.sh" --kernel "$BUILD/kernel-debug/arch/x86/boot/bzImage" \
+"$HTMM_TOP/scripts/run-vm.sh" --fast "$TEST_FAST_MB" --kernel "$BUILD/kernel-debug/arch/x86/boot/bzImage" \
 	--initrd "$initrd" \
 	--append "guest_job=tests page_owner=on htmm=on kunit.enable=0 htmm_tests=$glob htmm_repeat=$n${targ:+ htmm_test_args=$targ}" \
 	--console "$LOGS/console.log" --results "$LOGS/results.log" \

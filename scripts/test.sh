@@ -51,7 +51,7 @@ expect+=",lru_gen,htmm_enforce_test_classic_lru,htmm_migrate_test_classic_lru"
 
 echo "# booting the debug kernel in the two-tier guest (deadline ${GUEST_TIMEOUT} s)"
 vmstart=$(date +%s)
-"$HTMM_TOP/scripts/run-vm.sh" --kernel "$BUILD/kernel-debug/arch/x86/boot/bzImage" \
+"$HTMM_TOP/scripts/run-vm.sh" --fast "$TEST_FAST_MB" --kernel "$BUILD/kernel-debug/arch/x86/boot/bzImage" \
 	--initrd "$initrd" --append "guest_job=tests page_owner=on htmm=on" \
 	--console "$LOGS/console.log" --results "$LOGS/results.log" \
 	--timeout "$GUEST_TIMEOUT" > /dev/null
@@ -62,7 +62,7 @@ grep -a -h "^# htmm-time:\|^# htmm-mem:" "$LOGS/results.log" 2>/dev/null
 
 # Without htmm=on htmm is off: the same kernel once more, only for that.
 vmstart=$(date +%s)
-"$HTMM_TOP/scripts/run-vm.sh" --kernel "$BUILD/kernel-debug/arch/x86/boot/bzImage" \
+"$HTMM_TOP/scripts/run-vm.sh" --fast "$TEST_FAST_MB" --kernel "$BUILD/kernel-debug/arch/x86/boot/bzImage" \
 	--initrd "$initrd" --append "guest_job=tests page_owner=on kunit.enable=0 htmm_tests=htmm_off_test" \
 	--console "$LOGS/console-off.log" --results "$LOGS/results-off.log" \
 	--timeout 300 > /dev/null

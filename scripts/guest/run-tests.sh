@@ -17,6 +17,17 @@ mem_line() {
 		/proc/buddyinfo)
 	echo "# htmm-mem: $1: node 0 has $free kB free, $huge free 2 MiB blocks"
 }
+# Where node 0's memory is (kB): what the kernel reserved before the page
+# allocator (MemTotal), and what files, slab and page tables hold.
+node_line() {
+	awk -v when="$1" '{ v[$3] = $4 } END {
+		printf "# htmm-mem: %s, node 0: MemTotal %d, MemFree %d, FilePages %d, Shmem %d, AnonPages %d, Slab %d, KernelStack %d, PageTables %d kB\n",
+			when, v["MemTotal:"], v["MemFree:"], v["FilePages:"],
+			v["Shmem:"], v["AnonPages:"], v["Slab:"],
+			v["KernelStack:"], v["PageTables:"] }' \
+		/sys/devices/system/node/node0/meminfo
+}
+node_line "at boot"
 
 # The suites run as distribution kernels do, with the multi-gen LRU on
 # (the debug kernel has CONFIG_LRU_GEN_ENABLED=y): say so, and fail if not.
@@ -79,4 +90,5 @@ for s in smoke/*.sh; do
 	echo "# htmm-exit: $name $?"
 done
 mem_line "at the end"
+node_line "at the end"
 echo "# htmm-guest: end"

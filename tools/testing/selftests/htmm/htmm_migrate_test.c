@@ -340,6 +340,36 @@ static pid_t start_reader(const char *hot, size_t len)
 	return pid;
 }
 
+/* Log what the cgroup's memory.htmm_stat says of sampling and moves. */
+static void log_moves(struct __test_metadata *_metadata,
+		      const struct htmm_cg_ctx *c)
+{
+	static const char * const keys[] = {
+		"samples_abit", "hot_threshold", "warm_threshold",
+		"fill_threshold", "promotion_queue", "promoted", "demoted",
+		"migrate_failed", "skipped_isolated", "skipped_settle",
+		"resident_node0", "abit_scans", "ksamplingd_cpu_permille",
+	};
+	char path[PATH_MAX], buf[8192], line[512], key[64], *v;
+	size_t i, n = 0;
+	ssize_t len;
+
+	htmm_cg_ctx_file(path, sizeof(path), c, "memory.htmm_stat");
+	len = htmm_read_file(path, buf + 1, sizeof(buf) - 1);
+	buf[0] = '\n';
+	buf[len > 0 ? len + 1 : 1] = '\0';
+	line[0] = '\0';
+	for (i = 0; i < ARRAY_SIZE(keys) && n < sizeof(line); i++) {
+		snprintf(key, sizeof(key), "\n%s ", keys[i]);
+		v = strstr(buf, key);
+		if (v)
+			n += snprintf(line + n, sizeof(line) - n, " %s %.*s",
+				      keys[i], (int)strcspn(v + strlen(key), "\n"),
+				      v + strlen(key));
+	}
+	TH_LOG("htmm_stat:%s", line);
+}
+
 /*
  * The convergence scenario, scaled down: cold memory fills the budget on
  * node 0, the hot region sits on node 1 and is read at random by a child;
@@ -371,6 +401,7 @@ TEST_F_TIMEOUT(htmm_migrate, converge_abit, 600)
 	}
 	TH_LOG("abit: %.1f%% of the hot region on node 0 after %.1f s",
 	       share, htmm_now_s() - t0);
+	log_moves(_metadata, &self->c);
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	EXPECT_LE(95, share);
@@ -503,6 +534,7 @@ TEST_F_TIMEOUT(htmm_migrate, numa_balancing_coexists, 600)
 	TH_LOG("htmm, in the last 10 s: %llu pages promoted, %llu demoted",
 	       p1 - p0, d1 - d0);
 	TH_LOG("cold region on node 0: %.1f%% then %.1f%%", cold0, cold1);
+	log_moves(_metadata, &self->c);
 	EXPECT_TRUE(ok);
 	EXPECT_GE(1.0, early);
 	EXPECT_LE(99, share);

@@ -124,8 +124,10 @@ FIXTURE_TEARDOWN(htmm_split)
 /*
  * Enter the cgroup with budget @max0 on node 0 and fault a huge-page
  * region in on node @nid.  Skips if the region did not get huge pages.
+ * Return: false if the test is to end (a SKIP here returns from here
+ * only).
  */
-static void setup_region_on(struct __test_metadata *_metadata,
+static bool setup_region_on(struct __test_metadata *_metadata,
 			    const struct htmm_cg_ctx *c, char **region,
 			    const char *max0, int nid)
 {
@@ -148,16 +150,17 @@ static void setup_region_on(struct __test_metadata *_metadata,
 	after = htmm_anon_huge_kb();
 	ASSERT_EQ(0, syscall(SYS_mbind, p, REGION, HTMM_MPOL_DEFAULT, NULL, 0, 0));
 	if (after - before < (long)(REGION / KiB) * 9 / 10)
-		SKIP(return, "the region got %ld kB of huge pages",
+		SKIP(return false, "the region got %ld kB of huge pages",
 		     after - before);
+	return true;
 }
 
 /* The same, on the slow node. */
-static void setup_region(struct __test_metadata *_metadata,
+static bool setup_region(struct __test_metadata *_metadata,
 			 const struct htmm_cg_ctx *c, char **region,
 			 const char *max0)
 {
-	setup_region_on(_metadata, c, region, max0, HTMM_SLOW_NODE);
+	return setup_region_on(_metadata, c, region, max0, HTMM_SLOW_NODE);
 }
 
 /* Huge pages of the last round in the skew classes 8 and up. */
@@ -229,7 +232,8 @@ TEST_F_TIMEOUT(htmm_split, skewed_split, 600)
 	double t0 = htmm_now_s();
 	int hot = 0;
 
-	setup_region(_metadata, &self->c, &self->region, "1M");
+	if (!setup_region(_metadata, &self->c, &self->region, "1M"))
+		return;
 	while (htmm_now_s() - t0 < 400) {
 		ASSERT_EQ(0, add_samples(self->region, HOT_SUB, 8));
 		done = htmm_cg_ctx_stat(&self->c, "split_done");
@@ -280,8 +284,9 @@ TEST_F_TIMEOUT(htmm_split, skewed_on_fast_gives_room, 600)
 	region_sz = 16 * MiB;
 	ASSERT_EQ(0, set_tunable("htmm_promotion_watermark", "250"));
 	ASSERT_EQ(0, set_tunable("htmm_demotion_watermark", "0"));
-	setup_region_on(_metadata, &self->c, &self->region, "20M",
-			HTMM_FAST_NODE);
+	if (!setup_region_on(_metadata, &self->c, &self->region, "20M",
+			     HTMM_FAST_NODE))
+		return;
 	while (htmm_now_s() - t0 < 400) {
 		ASSERT_EQ(0, add_samples(self->region, HOT_SUB, 8));
 		done = htmm_cg_ctx_stat(&self->c, "split_done");
@@ -318,8 +323,9 @@ TEST_F_TIMEOUT(htmm_split, demote_splits_skewed, 600)
 
 	region_sz = 16 * MiB;
 	ASSERT_EQ(0, set_tunable("htmm_split_period", "1000"));
-	setup_region_on(_metadata, &self->c, &self->region, "max",
-			HTMM_FAST_NODE);
+	if (!setup_region_on(_metadata, &self->c, &self->region, "max",
+			     HTMM_FAST_NODE))
+		return;
 	/* Samples first, so that every huge page has its hot subpage. */
 	ASSERT_EQ(0, add_samples(self->region, HOT_SUB, 8));
 	/* Less than one huge page: none may stay whole, the hot bytes fit. */
@@ -358,7 +364,8 @@ TEST_F_TIMEOUT(htmm_split, uniform_stays_whole, 600)
 
 	/* One cooling per pass over the region, not sixteen. */
 	ASSERT_EQ(0, set_tunable("htmm_cooling_period", "16384"));
-	setup_region(_metadata, &self->c, &self->region, "128M");
+	if (!setup_region(_metadata, &self->c, &self->region, "128M"))
+		return;
 	while (htmm_now_s() - t0 < 400) {
 		ASSERT_EQ(0, add_samples(self->region, -1, 1));
 		rounds = htmm_cg_ctx_stat(&self->c, "split_rounds");
@@ -379,12 +386,10 @@ TEST_F_TIMEOUT(htmm_split, uniform_stays_whole, 600)
 	       htmm_cg_ctx_stat(&self->c, "skipped_isolated"));
 	EXPECT_LE(3ULL, rounds);
 	/*
-	 * Whole: at least a quarter of the region and still all huge pages.
-	 * Late in the full run node 0 refuses most 2 MiB allocations (the
-	 * final runs of issue 11 promoted 5120 and 6144 of 16384 pages, with
-	 * 868352 failed pages): see the session note; half was asked before.
+	 * Whole: at least half the region (a fragmented node 0 may refuse
+	 * some 2 MiB allocations) and still all huge pages.
 	 */
-	EXPECT_LE(REGION / PAGE_SZ / 4, per_node[HTMM_FAST_NODE]);
+	EXPECT_LE(REGION / PAGE_SZ / 2, per_node[HTMM_FAST_NODE]);
 	EXPECT_EQ(0ULL, htmm_cg_ctx_stat(&self->c, "split_done"));
 	EXPECT_LE((long)(REGION / KiB), huge_kb);
 }
@@ -396,7 +401,8 @@ TEST_F_TIMEOUT(htmm_split, thres_split_zero, 600)
 	double t0 = htmm_now_s();
 
 	ASSERT_EQ(0, set_tunable("htmm_thres_split", "0"));
-	setup_region(_metadata, &self->c, &self->region, "1M");
+	if (!setup_region(_metadata, &self->c, &self->region, "1M"))
+		return;
 	while (htmm_now_s() - t0 < 400) {
 		ASSERT_EQ(0, add_samples(self->region, HOT_SUB, 8));
 		rounds = htmm_cg_ctx_stat(&self->c, "split_rounds");
@@ -432,7 +438,8 @@ TEST_F_TIMEOUT(htmm_split, no_recollapse, 900)
 	long huge_kb = 0;
 
 	ASSERT_EQ(0, set_tunable("htmm_split_cooldown_ms", "3600000"));
-	setup_region(_metadata, &self->c, &self->region, "1M");
+	if (!setup_region(_metadata, &self->c, &self->region, "1M"))
+		return;
 	while (htmm_now_s() - t0 < 400) {
 		ASSERT_EQ(0, add_samples(self->region, HOT_SUB, 8));
 		if (htmm_cg_ctx_stat(&self->c, "split_done") >= NR_HPAGES)
