@@ -324,8 +324,8 @@ static void htmm_abit_tick(unsigned int level)
 		if (go)
 			go = htmm_abit_scan_mm(mms[i], &w, level);
 	}
-	/* An mm whose scan was cut short is seen anew next time. */
-	htmm_abit_know(mms, go ? nr : 0);
+	/* A scan cut short means ksamplingd stops: htmm_abit_stop() forgets. */
+	htmm_abit_know(mms, nr);
 	for (i = 0; i < nr; i++)
 		mmput(mms[i]);
 	WRITE_ONCE(htmm_abit_scan_ns, htmm_abit_scan_ns +

@@ -350,23 +350,14 @@ static void log_moves(struct __test_metadata *_metadata,
 		"migrate_failed", "skipped_isolated", "skipped_settle",
 		"resident_node0", "abit_scans", "ksamplingd_cpu_permille",
 	};
-	char path[PATH_MAX], buf[8192], line[512], key[64], *v;
+	char path[PATH_MAX], line[512] = "", val[64];
 	size_t i, n = 0;
-	ssize_t len;
 
 	htmm_cg_ctx_file(path, sizeof(path), c, "memory.htmm_stat");
-	len = htmm_read_file(path, buf + 1, sizeof(buf) - 1);
-	buf[0] = '\n';
-	buf[len > 0 ? len + 1 : 1] = '\0';
-	line[0] = '\0';
-	for (i = 0; i < ARRAY_SIZE(keys) && n < sizeof(line); i++) {
-		snprintf(key, sizeof(key), "\n%s ", keys[i]);
-		v = strstr(buf, key);
-		if (v)
-			n += snprintf(line + n, sizeof(line) - n, " %s %.*s",
-				      keys[i], (int)strcspn(v + strlen(key), "\n"),
-				      v + strlen(key));
-	}
+	for (i = 0; i < ARRAY_SIZE(keys) && n < sizeof(line); i++)
+		if (!htmm_keyed_str(path, keys[i], val, sizeof(val)))
+			n += snprintf(line + n, sizeof(line) - n, " %s %s",
+				      keys[i], val);
 	TH_LOG("htmm_stat:%s", line);
 }
 

@@ -197,12 +197,12 @@ static inline int htmm_read_value(const char *path, unsigned long long *val)
 }
 
 /*
- * Find "key value" in a flat keyed file (memory.htmm_stat, /proc/vmstat).
- * Returns 0 and the value, -ENOENT if the key is missing, -EINVAL if the
- * value does not parse.
+ * Find "key value" in a flat keyed file (memory.htmm_stat, /proc/vmstat)
+ * and copy the value, as text, to @val.  Returns 0, or -ENOENT if the key
+ * is missing.
  */
-static inline int htmm_keyed_get(const char *path, const char *key,
-				 unsigned long long *val)
+static inline int htmm_keyed_str(const char *path, const char *key,
+				 char *val, size_t size)
 {
 	static char buf[65536];
 	size_t klen = strlen(key);
@@ -214,10 +214,25 @@ static inline int htmm_keyed_get(const char *path, const char *key,
 		return n;
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		if (!strncmp(line, key, klen) && line[klen] == ' ')
-			return htmm_parse_value(line + klen + 1, val);
+		if (!strncmp(line, key, klen) && line[klen] == ' ') {
+			snprintf(val, size, "%s", line + klen + 1);
+			return 0;
+		}
 	}
 	return -ENOENT;
+}
+
+/*
+ * The same, as a number.  Returns 0 and the value, -ENOENT if the key is
+ * missing, -EINVAL if the value does not parse.
+ */
+static inline int htmm_keyed_get(const char *path, const char *key,
+				 unsigned long long *val)
+{
+	char v[64];
+	int err = htmm_keyed_str(path, key, v, sizeof(v));
+
+	return err ? err : htmm_parse_value(v, val);
 }
 
 /* Fold per-cpu vmstat deltas so /proc/vmstat is exact (best effort). */
