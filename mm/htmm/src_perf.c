@@ -44,6 +44,13 @@ struct htmm_pev_desc {
 	u64 config;		/* 0: event not used on this model */
 	enum htmm_kind kind;
 	bool store_period;	/* uses htmm_inst_sample_period */
+	/*
+	 * Fires before the access is resolved (the software PAGE_FAULTS
+	 * event): the page mapped at the address then is not the one
+	 * accessed, a CoW fault replaces it, so records carry no physical
+	 * address and ksamplingd finds the page in the mm afterwards.
+	 */
+	bool before_fault;
 };
 
 /*
@@ -145,9 +152,11 @@ static u64 htmm_perf_phys(unsigned long vaddr)
  * The overflow handler: any context including NMI, on the CPU of the
  * sampled task, which is current.  perf_prepare_sample() does not run for
  * a counter with its own handler, so data->phys_addr is only there if the
- * PMU driver filled it; otherwise the handler resolves it.  That fails for
- * a page not mapped yet: the software page-fault event fires before the
- * fault is handled.  Every record carries a reference on current->mm,
+ * PMU driver filled it; otherwise the handler resolves it, except for the
+ * software page-fault event, which fires before the fault is handled:
+ * the page is not mapped yet, or it is the shared page a CoW fault is
+ * about to replace, which another process may free and a third reuse
+ * before ksamplingd runs.  Every record carries a reference on current->mm,
  * taken with mmgrab() (an atomic increment): ksamplingd drops the record
  * if the mm has no user left, and looks a record without a physical
  * address up in that mm.  A pid is never used: by the time ksamplingd
@@ -167,7 +176,7 @@ static void htmm_perf_overflow(struct perf_event *event,
 		return;
 	if (data->sample_flags & PERF_SAMPLE_PHYS_ADDR)
 		rec.paddr = data->phys_addr;
-	if (!rec.paddr)
+	if (!rec.paddr && !d->before_fault)
 		rec.paddr = htmm_perf_phys(rec.vaddr);
 	/*
 	 * Every record holds its mm, also one with a physical address: when
@@ -257,6 +266,7 @@ static int htmm_perf_start(unsigned int period, unsigned int inst_period)
 			htmm_pevs[i].config = i == HTMM_PEV_STORE ?
 				PERF_COUNT_SW_PAGE_FAULTS_MIN :
 				PERF_COUNT_SW_PAGE_FAULTS;
+			htmm_pevs[i].before_fault = i != HTMM_PEV_STORE;
 		} else if (model) {
 			htmm_pevs[i].type = PERF_TYPE_RAW;
 			htmm_pevs[i].config = model->events[i];

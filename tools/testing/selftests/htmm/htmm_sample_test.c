@@ -521,6 +521,7 @@ struct kid_reply {
 	char step[32];
 	unsigned long addr[2];	/* mappings made by the step */
 	unsigned long len[2];
+	pid_t pid;		/* a process the child forked, or 0 */
 };
 
 struct kid_spec;
@@ -639,6 +640,50 @@ static void kid_file(const struct kid_spec *s, int res_fd, int cmd_fd)
 		htmm_touch(p, cmd.pages * PG);
 		r.addr[0] = (unsigned long)p;
 		r.len[0] = cmd.pages * PG;
+		kid_reply_ok(res_fd, &r);
+	}
+	_exit(0);
+}
+
+/*
+ * Map and write s->pages pages, then fork a sharer that keeps them mapped
+ * until this child exits, and report the pages and the sharer's pid. For
+ * each KID_TOUCH, write one byte of each page: the first time, a
+ * copy-on-write fault per page gives this child a copy and leaves the
+ * original to the sharer.
+ */
+static void kid_cow(const struct kid_spec *s, int res_fd, int cmd_fd)
+{
+	struct kid_reply r;
+	struct kid_cmd cmd;
+	int hold[2];
+	char *p, c;
+
+	memset(&r, 0, sizeof(r));
+	p = kid_map(res_fd, s->pages * PG);
+	htmm_touch(p, s->pages * PG);
+	if (pipe2(hold, O_CLOEXEC))
+		kid_fail(res_fd, "pipe2");
+	r.pid = fork();
+	if (r.pid < 0)
+		kid_fail(res_fd, "fork");
+	if (!r.pid) {
+		close(res_fd);
+		close(cmd_fd);
+		close(hold[1]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* until this child exits: end of file */
+		while (read(hold[0], &c, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(hold[0]);
+	r.addr[0] = (unsigned long)p;
+	r.len[0] = s->pages * PG;
+	kid_reply_ok(res_fd, &r);
+	while (htmm_full_read(cmd_fd, &cmd, sizeof(cmd)) &&
+	       cmd.op == KID_TOUCH) {
+		htmm_touch(p, s->pages * PG);
 		kid_reply_ok(res_fd, &r);
 	}
 	_exit(0);
@@ -1746,6 +1791,56 @@ TEST_F_TIMEOUT(htmm_sample, perf_mm_resolves_fault, 120)
 	       rings_delta(r0.paddr, r1.paddr));
 	EXPECT_LE(FAULT_PAGES * 3 / 4, one);
 	EXPECT_LE((unsigned long long)FAULT_PAGES, rings_delta(r0.mm, r1.mm));
+}
+
+#define COW_PAGES	64
+
+/*
+ * PAGE_FAULTS only, on copy-on-write faults. The event fires before the
+ * fault is handled, when the page mapped at the address is still the
+ * original the process shares, not the copy it goes on to use; the
+ * original may be freed by the other sharer and reused by anyone before
+ * ksamplingd runs. So the record must carry no physical address, and
+ * ksamplingd credits the copy it finds in the mm afterwards. A child
+ * writes COW_PAGES pages it shares with a forked sharer: its copies must
+ * have the samples, the sharer's originals not. A record ksamplingd takes
+ * off while its fault is still being handled finds the original, so 1/4
+ * of the pages may go either way.
+ */
+TEST_F_TIMEOUT(htmm_sample, perf_cow_fault_credits_copy, 120)
+{
+	struct kid_spec spec = { .body = kid_cow, .pages = COW_PAGES };
+	struct sample_ctx *x = &self->x;
+	int i, copy = 0, orig = 0;
+	struct rings r0, at, r1;
+	struct page_info pi;
+	struct kid_reply r;
+	unsigned long addr;
+	long long dt;
+
+	spec.cpu = x->cpus[0];
+	kid_start(_metadata, x, 0, &spec, &r);
+	ASSERT_LT(0, r.pid);
+	sw_sampling_on(_metadata, x, "1", "2147483647");
+	ASSERT_EQ(0, read_rings(&r0));
+	kid_touch(_metadata, x, 0, 0, &r);
+	ASSERT_EQ(0, read_rings(&at));
+	dt = wait_rings_taken(&at, 10 * 1000);
+	ASSERT_LE(0, dt) TH_LOG("the rings were not drained within 10 s");
+	ASSERT_EQ(0, read_rings(&r1));
+	for (i = 0; i < COW_PAGES; i++) {
+		addr = r.addr[0] + i * PG;
+		if (!page_info(x->kids[0].pid, addr, &pi) && pi.count)
+			copy++;
+		if (!page_info(r.pid, addr, &pi) && pi.count)
+			orig++;
+	}
+	TH_LOG("%d of %d copies and %d originals have a sample",
+	       copy, COW_PAGES, orig);
+	TH_LOG("ring records by mm +%llu, by physical address +%llu",
+	       rings_delta(r0.mm, r1.mm), rings_delta(r0.paddr, r1.paddr));
+	EXPECT_LE(COW_PAGES * 3 / 4, copy);
+	EXPECT_GE(COW_PAGES / 4, orig);
 }
 
 #define EXIT_ROUNDS	6
