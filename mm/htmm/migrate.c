@@ -468,10 +468,8 @@ static void htmm_promote_memcg(struct htmm_migrater *m,
 			 */
 			if (folio_test_large(folio) &&
 			    (!info.hot || folio_nr_pages(folio) > room - nr) &&
-			    htmm_split_for_room(memcg, folio) >= 0) {
-				folio_put(folio);
-				continue;
-			}
+			    htmm_split_for_room(memcg, folio) >= 0)
+				continue;	/* it took our reference */
 			if (folio_nr_pages(folio) > room - nr) {
 				folio_put(folio);
 				continue;
@@ -645,7 +643,7 @@ static unsigned long htmm_demote_pfn(struct htmm_migrater *m,
 			need->excess -= sent;
 			need->room -= sent;
 			m->tokens -= min_t(unsigned long, m->tokens, sent);
-			goto put;
+			return next;	/* it took our reference */
 		}
 		/*
 		 * Skewed, but the split failed for now (locked, or an extra

@@ -66,8 +66,10 @@
  * slow node for promotion; on a fast node, demote the subpages without
  * samples (the thresholds still reflect the huge page, so "not hot" could
  * be a hot subpage; demotion judges the rest later, as base pages).  The
- * caller holds a reference on @folio.  Return: the pages sent to a slower
- * tier, or the split error.
+ * caller holds a reference on @folio.  If the split succeeds, that
+ * reference is dropped here: it is on the first part, which must be free
+ * of it to migrate.  Return: the pages sent to a slower tier, or the
+ * split error (the caller keeps its reference).
  */
 static long htmm_split_one(struct mem_cgroup *memcg, struct folio *folio)
 {
@@ -93,7 +95,8 @@ static long htmm_split_one(struct mem_cgroup *memcg, struct folio *folio)
 	target = htmm_node_is_fast(nid) ? next_demotion_node(nid) :
 		 NUMA_NO_NODE;
 	for (i = 0; i < nr; i++) {
-		part = htmm_get_folio(pfn + i);
+		/* The first part is @folio: it has the caller's reference. */
+		part = i ? htmm_get_folio(pfn + i) : folio;
 		if (!part)
 			continue;
 		if (!htmm_folio_in(part, memcg) ||
@@ -139,7 +142,8 @@ static void htmm_split_account(struct htmm_memcg *hm, u64 requested,
  * htmm_split_for_room - Split a skewed huge page rather than keep or
  *	demote it whole.
  * @memcg: The cgroup the folio belongs to.
- * @folio: A large folio of @memcg; the caller holds a reference.
+ * @folio: A large folio of @memcg; the caller holds a reference, which
+ *	this function drops if it splits the folio (return value >= 0).
  *
  * Demotion calls this for a huge page it would otherwise demote whole (its
  * hot subpages would go down with it) or keep whole, promotion for a huge
@@ -302,15 +306,16 @@ void htmm_split_round(struct mem_cgroup *memcg, unsigned long *tokens)
 			requested++;
 			for_room += room;
 			sent = htmm_split_one(memcg, folio);
-			if (sent < 0)
+			if (sent < 0) {
 				failed++;
-			else if (room)
+				folio_put(folio);
+			} else if (room) {
 				done_room++;
-			else
+			} else {
 				done++;
+			}
 			if (sent > 0)
 				*tokens -= min_t(unsigned long, *tokens, sent);
-			folio_put(folio);
 			cond_resched();
 		}
 	}

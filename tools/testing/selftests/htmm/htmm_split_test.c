@@ -271,7 +271,7 @@ TEST_F_TIMEOUT(htmm_split, skewed_split, 600)
 TEST_F_TIMEOUT(htmm_split, skewed_on_fast_gives_room, 600)
 {
 	unsigned long per_node[HTMM_MAX_NODES], bad;
-	unsigned long long done = 0, room = 0;
+	unsigned long long done = 0, room = 0, failed;
 	double t0 = htmm_now_s();
 	int hot = 0;
 
@@ -302,8 +302,13 @@ TEST_F_TIMEOUT(htmm_split, skewed_on_fast_gives_room, 600)
 	TH_LOG("%d of %lu hot subpages on node 0", hot, NR_HPAGES);
 	TH_LOG("region: %lu KiB on node 0, %lu KiB on node 1",
 	       per_node[HTMM_FAST_NODE] * 4, per_node[HTMM_SLOW_NODE] * 4);
+	failed = htmm_cg_ctx_stat(&self->c, "migrate_failed");
+	TH_LOG("demoted %llu, migrations failed %llu",
+	       htmm_cg_ctx_stat(&self->c, "demoted"), failed);
 	EXPECT_LE(NR_HPAGES, done);
 	EXPECT_LT(0ULL, room);
+	/* Every cold subpage moves, the first part of each split too. */
+	EXPECT_EQ(0ULL, failed);
 	EXPECT_EQ((int)NR_HPAGES, hot);
 	/* At most 4x the hot bytes in the fast tier. */
 	EXPECT_GE(4 * NR_HPAGES, per_node[HTMM_FAST_NODE]);
