@@ -137,6 +137,9 @@ static_assert(sizeof(struct htmm_meta) % sizeof(u64) == 0);
 #define HTMM_META_DEMOTED	0x04	/* last moved by htmm down a tier */
 #define HTMM_META_SEEN		0x08	/* huge page on the split candidates */
 #define HTMM_META_SPLIT		0x10	/* split by htmm (at @mtime) */
+#define HTMM_META_QUEUED_HOT	0x20	/* queued as hot: asks for room */
+/* Cleared when the folio's queue entries stop naming it. */
+#define HTMM_META_QUEUES	(HTMM_META_QUEUED | HTMM_META_QUEUED_HOT)
 
 /* Why kmigraterd left a page where it is. */
 enum htmm_skip {
@@ -321,9 +324,9 @@ int htmm_page_info(struct page *page, struct htmm_page_info *info);
 int htmm_folio_mark(struct folio *folio, struct mem_cgroup *memcg,
 		    unsigned int set, unsigned int clear);
 void htmm_folio_queue(struct folio *folio, struct mem_cgroup *memcg);
-void htmm_pfn_clear_flag_locked(struct htmm_memcg *hm,
-				struct mem_cgroup *memcg, unsigned long pfn,
-				unsigned int flag);
+unsigned int htmm_pfn_clear_flag_locked(struct htmm_memcg *hm,
+					struct mem_cgroup *memcg,
+					unsigned long pfn, unsigned int flag);
 int htmm_folio_skew(struct folio *folio, struct mem_cgroup *memcg);
 void htmm_memcg_adapt(struct mem_cgroup *memcg);
 void htmm_memcg_refresh(struct mem_cgroup *memcg);

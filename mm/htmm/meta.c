@@ -133,7 +133,10 @@ static u32 htmm_mtime_now(void)
 
 /*
  * Queue a hot folio that sits on a slow node for promotion.  Caller holds
- * hm->lock; @h is the folio's head metadata and @bin its bin.
+ * hm->lock; @h is the folio's head metadata and @bin its bin.  A folio
+ * queued in the fill bin that turns hot is queued again, as hot: only hot
+ * entries ask demotion to make room, and with the fast tier full a fill
+ * entry waits for room that nothing else would make.
  */
 static void htmm_queue_locked(struct htmm_memcg *hm, struct folio *folio,
 			      struct htmm_meta *h, unsigned int bin)
@@ -143,7 +146,7 @@ static void htmm_queue_locked(struct htmm_memcg *hm, struct folio *folio,
 
 	if (!hm->cand || (!hot && (hm->fill == HTMM_BIN_NONE ||
 				   bin < hm->fill)) ||
-	    (h->flags & HTMM_META_QUEUED) ||
+	    (h->flags & (hot ? HTMM_META_QUEUED_HOT : HTMM_META_QUEUED)) ||
 	    READ_ONCE(htmm_params.mode) == HTMM_MODE_NO_MIGRATION ||
 	    htmm_node_is_fast(folio_nid(folio)))
 		return;
@@ -159,7 +162,7 @@ static void htmm_queue_locked(struct htmm_memcg *hm, struct folio *folio,
 		e |= HTMM_CAND_FILL;
 	hm->cand[(hm->cand_head + hm->cand_len) % HTMM_CAND_SIZE] = e;
 	hm->cand_len++;
-	h->flags |= HTMM_META_QUEUED;
+	h->flags |= hot ? HTMM_META_QUEUES : HTMM_META_QUEUED;
 }
 
 static void htmm_hist_move(struct htmm_memcg *hm, struct htmm_hist *h,
@@ -614,29 +617,36 @@ int htmm_folio_mark(struct folio *folio, struct mem_cgroup *memcg,
  * @hm: The cgroup's htmm state; the caller holds hm->lock.
  * @memcg: The cgroup.
  * @pfn: A PFN taken off one of the cgroup's queues.
- * @flag: HTMM_META_QUEUED or HTMM_META_SEEN.
+ * @flag: HTMM_META_QUEUES or HTMM_META_SEEN.
  *
  * Done for every entry taken off a queue, whatever became of its folio,
- * so that a folio is never left marked as queued when it is not.
+ * so that a folio is never left marked as queued when it is not.  With
+ * @flag 0, only reads the flags.
+ *
+ * Return: The flags the folio had, 0 if it is not accounted in @memcg.
  */
-void htmm_pfn_clear_flag_locked(struct htmm_memcg *hm,
-				struct mem_cgroup *memcg, unsigned long pfn,
-				unsigned int flag)
+unsigned int htmm_pfn_clear_flag_locked(struct htmm_memcg *hm,
+					struct mem_cgroup *memcg,
+					unsigned long pfn, unsigned int flag)
 {
 	struct page *page = pfn_to_online_page(pfn);
+	unsigned int old = 0;
 	struct page_ext *ext;
 	struct htmm_meta *m;
 
 	lockdep_assert_held(&hm->lock);
 	if (!page)
-		return;
+		return 0;
 	m = htmm_meta_get(page, &ext);
 	if (!m)
-		return;
+		return 0;
 	/* Only metadata accounted here is under our lock. */
-	if (READ_ONCE(m->memcg_id) == mem_cgroup_id(memcg))
+	if (READ_ONCE(m->memcg_id) == mem_cgroup_id(memcg)) {
+		old = m->flags;
 		m->flags &= ~flag;
+	}
 	page_ext_put(ext);
+	return old;
 }
 
 /**
@@ -775,7 +785,7 @@ void htmm_migrate_folio(struct folio *old, struct folio *new,
 		if (o && n) {
 			*n = *o;
 			/* The queues hold the old PFN: let it queue again. */
-			n->flags &= ~(HTMM_META_QUEUED | HTMM_META_SEEN);
+			n->flags &= ~(HTMM_META_QUEUES | HTMM_META_SEEN);
 			memset(o, 0, sizeof(*o));
 		}
 		if (n)
@@ -833,7 +843,7 @@ void htmm_split_folio(struct folio *folio, unsigned int new_order)
 		m->hbin = 0;
 		if (i) {
 			/* Each part remembers how the folio last moved. */
-			m->flags = h->flags & ~(HTMM_META_QUEUED |
+			m->flags = h->flags & ~(HTMM_META_QUEUES |
 						HTMM_META_SEEN);
 			m->mbin = h->mbin;
 			m->mtime = h->mtime;

@@ -401,28 +401,57 @@ unsigned long htmm_migrate_list(struct mem_cgroup *memcg,
 	return nr_succeeded;
 }
 
+/* Take the entry at the head of a non-empty queue.  Return: its PFN. */
+static unsigned long htmm_cand_take_locked(struct htmm_memcg *hm,
+					   struct mem_cgroup *memcg)
+{
+	unsigned long e = hm->cand[hm->cand_head];
+
+	hm->cand_head = (hm->cand_head + 1) % HTMM_CAND_SIZE;
+	hm->cand_len--;
+	if (!(e & HTMM_CAND_FILL))
+		hm->cand_pages -= min_t(u64, hm->cand_pages,
+					1UL << HTMM_CAND_ORDER(e));
+	htmm_pfn_clear_flag_locked(hm, memcg, HTMM_CAND_PFN(e),
+				   HTMM_META_QUEUES);
+	return HTMM_CAND_PFN(e);
+}
+
 /* Pop up to @max queued candidates of @memcg.  Return: how many. */
 static unsigned int htmm_cand_pop(struct mem_cgroup *memcg,
 				  unsigned long *pfns, unsigned int max)
 {
 	struct htmm_memcg *hm = htmm_memcg(memcg);
-	unsigned long flags, e;
+	unsigned long flags;
 	unsigned int n = 0;
 
 	spin_lock_irqsave(&hm->lock, flags);
-	while (n < max && hm->cand_len) {
-		e = hm->cand[hm->cand_head];
-		hm->cand_head = (hm->cand_head + 1) % HTMM_CAND_SIZE;
-		hm->cand_len--;
-		if (!(e & HTMM_CAND_FILL))
-			hm->cand_pages -= min_t(u64, hm->cand_pages,
-						1UL << HTMM_CAND_ORDER(e));
-		pfns[n] = HTMM_CAND_PFN(e);
-		htmm_pfn_clear_flag_locked(hm, memcg, pfns[n++],
-					   HTMM_META_QUEUED);
-	}
+	while (n < max && hm->cand_len)
+		pfns[n++] = htmm_cand_take_locked(hm, memcg);
 	spin_unlock_irqrestore(&hm->lock, flags);
 	return n;
+}
+
+/*
+ * Drop the entries at the head of @memcg's queue whose folio is no longer
+ * queued: promoted or freed since, or taken off through its other entry
+ * (a folio queued from the fill bin and again as hot has two).  The room
+ * their hot entries asked for is not demoted for.
+ */
+static void htmm_cand_drop_stale(struct mem_cgroup *memcg)
+{
+	struct htmm_memcg *hm = htmm_memcg(memcg);
+	unsigned long flags, pfn;
+
+	spin_lock_irqsave(&hm->lock, flags);
+	while (hm->cand_len) {
+		pfn = HTMM_CAND_PFN(hm->cand[hm->cand_head]);
+		if (htmm_pfn_clear_flag_locked(hm, memcg, pfn, 0) &
+		    HTMM_META_QUEUED)
+			break;
+		htmm_cand_take_locked(hm, memcg);
+	}
+	spin_unlock_irqrestore(&hm->lock, flags);
 }
 
 /*
@@ -554,6 +583,7 @@ static bool htmm_demote_need(struct mem_cgroup *memcg, int nid,
 	need->excess = use > limit ? use - limit : 0;
 	need->room = 0;
 	if (htmm_node_is_fast(nid)) {
+		htmm_cand_drop_stale(memcg);
 		waiting = READ_ONCE(hm->cand_pages);
 		room = htmm_promote_room(memcg, nid);
 		if (waiting > room)
@@ -665,7 +695,7 @@ static unsigned long htmm_demote_pfn(struct htmm_migrater *m,
 		goto put;
 	}
 	htmm_folio_mark(folio, need->memcg, HTMM_META_DEMOTED,
-			HTMM_META_PROMOTED | HTMM_META_QUEUED);
+			HTMM_META_PROMOTED | HTMM_META_QUEUES);
 	need->nr_isolated += nr;
 	m->wrap_progress += nr;
 	need->excess -= nr;
