@@ -324,6 +324,8 @@ int htmm_page_info(struct page *page, struct htmm_page_info *info);
 int htmm_folio_mark(struct folio *folio, struct mem_cgroup *memcg,
 		    unsigned int set, unsigned int clear);
 void htmm_folio_queue(struct folio *folio, struct mem_cgroup *memcg);
+unsigned long htmm_cand_take_locked(struct htmm_memcg *hm,
+				    struct mem_cgroup *memcg);
 unsigned int htmm_pfn_clear_flag_locked(struct htmm_memcg *hm,
 					struct mem_cgroup *memcg,
 					unsigned long pfn, unsigned int flag);

@@ -131,15 +131,41 @@ static u32 htmm_mtime_now(void)
 	return (u32)div_u64(ms, HTMM_MTIME_MS) + HTMM_MTIME_INITIAL;
 }
 
+/**
+ * htmm_cand_take_locked - Take the entry at the head of a promotion queue.
+ * @hm: The cgroup's htmm state; the caller holds hm->lock.
+ * @memcg: The cgroup; its queue is not empty.
+ *
+ * Return: The PFN of the folio the entry named, now no longer queued.
+ */
+unsigned long htmm_cand_take_locked(struct htmm_memcg *hm,
+				    struct mem_cgroup *memcg)
+{
+	unsigned long e = hm->cand[hm->cand_head];
+
+	lockdep_assert_held(&hm->lock);
+	hm->cand_head = (hm->cand_head + 1) % HTMM_CAND_SIZE;
+	hm->cand_len--;
+	if (!(e & HTMM_CAND_FILL))
+		hm->cand_pages -= min_t(u64, hm->cand_pages,
+					1UL << HTMM_CAND_ORDER(e));
+	htmm_pfn_clear_flag_locked(hm, memcg, HTMM_CAND_PFN(e),
+				   HTMM_META_QUEUES);
+	return HTMM_CAND_PFN(e);
+}
+
 /*
  * Queue a hot folio that sits on a slow node for promotion.  Caller holds
  * hm->lock; @h is the folio's head metadata and @bin its bin.  A folio
  * queued in the fill bin that turns hot is queued again, as hot: only hot
  * entries ask demotion to make room, and with the fast tier full a fill
- * entry waits for room that nothing else would make.
+ * entry waits for room that nothing else would make.  For the same
+ * reason, on a full queue a hot folio takes the place of the fill entry
+ * at the head, if there is one there.
  */
-static void htmm_queue_locked(struct htmm_memcg *hm, struct folio *folio,
-			      struct htmm_meta *h, unsigned int bin)
+static void htmm_queue_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
+			      struct folio *folio, struct htmm_meta *h,
+			      unsigned int bin)
 {
 	bool hot = hm->hot != HTMM_BIN_NONE && bin >= hm->hot;
 	unsigned long e;
@@ -152,7 +178,9 @@ static void htmm_queue_locked(struct htmm_memcg *hm, struct folio *folio,
 		return;
 	if (hm->cand_len == HTMM_CAND_SIZE) {
 		hm->nr_cand_dropped++;
-		return;
+		if (!hot || !(hm->cand[hm->cand_head] & HTMM_CAND_FILL))
+			return;
+		htmm_cand_take_locked(hm, memcg);
 	}
 	e = HTMM_CAND_ENTRY(folio_pfn(folio), folio_order(folio));
 	/* Only hot folios ask demotion to make room for them. */
@@ -386,7 +414,7 @@ static void htmm_account(struct mem_cgroup *memcg, struct htmm_memcg *hm,
 		if (ext)
 			page_ext_put(ext);
 	}
-	htmm_queue_locked(hm, folio, h, nr > 1 ? h->hbin : h->bin);
+	htmm_queue_locked(hm, memcg, folio, h, nr > 1 ? h->hbin : h->bin);
 	page_ext_put(hext);
 }
 
@@ -671,7 +699,7 @@ void htmm_folio_queue(struct folio *folio, struct mem_cgroup *memcg)
 			bin = htmm_meta_hbin(hm, h);
 		else
 			bin = htmm_meta_bin(hm, h);
-		htmm_queue_locked(hm, folio, h, bin);
+		htmm_queue_locked(hm, memcg, folio, h, bin);
 	}
 	spin_unlock_irqrestore(&hm->lock, flags);
 	page_ext_put(ext);

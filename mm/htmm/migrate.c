@@ -401,22 +401,6 @@ unsigned long htmm_migrate_list(struct mem_cgroup *memcg,
 	return nr_succeeded;
 }
 
-/* Take the entry at the head of a non-empty queue.  Return: its PFN. */
-static unsigned long htmm_cand_take_locked(struct htmm_memcg *hm,
-					   struct mem_cgroup *memcg)
-{
-	unsigned long e = hm->cand[hm->cand_head];
-
-	hm->cand_head = (hm->cand_head + 1) % HTMM_CAND_SIZE;
-	hm->cand_len--;
-	if (!(e & HTMM_CAND_FILL))
-		hm->cand_pages -= min_t(u64, hm->cand_pages,
-					1UL << HTMM_CAND_ORDER(e));
-	htmm_pfn_clear_flag_locked(hm, memcg, HTMM_CAND_PFN(e),
-				   HTMM_META_QUEUES);
-	return HTMM_CAND_PFN(e);
-}
-
 /* Pop up to @max queued candidates of @memcg.  Return: how many. */
 static unsigned int htmm_cand_pop(struct mem_cgroup *memcg,
 				  unsigned long *pfns, unsigned int max)

@@ -374,45 +374,48 @@ static const char *stat_str(const struct htmm_cg_ctx *c, const char *key,
 }
 
 /*
- * A folio queued from the fill bin that turns hot while it waits gets
- * room. The fast tier is full of cold pages (16 MiB, the budget). 40 MiB
- * on node 1 get one sample a page: more than the budget holds, so that
- * bin is the fill bin, and the last 8 MiB of them (the subject) are
- * queued there, after the thresholds were set. The subject then gets four
- * samples more a page: hot, and within the budget. Demotion must make
- * room for it, as for any hot folio; a fill entry alone asks for none,
- * and the subject would wait behind it for ever.
+ * Hot folios get room when the promotion queue holds fill entries. The
+ * fast tier is full of cold pages (16 MiB, the budget). @warm_len on
+ * node 1 get one sample a page: more than the budget holds, so that bin
+ * is the fill bin, and its folios are queued there. 8 MiB more (the
+ * subject) get one sample a page too, then four more: hot, and within
+ * the budget. Demotion must make room for them, as for any hot folio,
+ * although they were queued as fill entries first (a fill entry asks for
+ * no room), or could not be queued at all behind a queue full of fill
+ * entries.
  */
-TEST_F_TIMEOUT(htmm_migrate, fill_turned_hot_gets_room, 300)
+static void fill_then_hot(struct __test_metadata *_metadata,
+			  const struct htmm_cg_ctx *c, size_t warm_len)
 {
-	size_t cold_len = 16 * MiB, warm_len = 32 * MiB, sub_len = 8 * MiB;
+	size_t cold_len = 16 * MiB, sub_len = 8 * MiB;
 	char *cold, *warm, *sub, fill[16] = "?", hot[16] = "?";
 	double t0, share = 0;
 
 	/* Placed before htmm is on, so no cooling for memory growth. */
-	htmm_cg_ctx_write(_metadata, &self->c, "memory.max_at_node0", "16M");
-	ASSERT_EQ(0, htmm_cg_enter(self->c.cg, getpid()));
+	htmm_cg_ctx_write(_metadata, c, "memory.max_at_node0", "16M");
+	ASSERT_EQ(0, htmm_cg_enter(c->cg, getpid()));
 	cold = place(cold_len, HTMM_FAST_NODE);
 	warm = place(warm_len, HTMM_SLOW_NODE);
 	sub = place(sub_len, HTMM_SLOW_NODE);
 	ASSERT_NE(NULL, cold);
 	ASSERT_NE(NULL, warm);
 	ASSERT_NE(NULL, sub);
-	htmm_cg_ctx_write(_metadata, &self->c, "memory.htmm_enabled", "enabled");
+	htmm_cg_ctx_write(_metadata, c, "memory.htmm_enabled", "enabled");
 	ASSERT_EQ(0, inject_range(warm, warm_len, 1));
 	t0 = htmm_now_s();
 	while (htmm_now_s() - t0 < 30) {
-		stat_str(&self->c, "fill_threshold", fill, sizeof(fill));
+		stat_str(c, "fill_threshold", fill, sizeof(fill));
 		if (!strcmp(fill, "9"))
 			break;
 		usleep(100000);
 	}
 	TH_LOG("thresholds after one sample a page: hot %s, fill %s",
-	       stat_str(&self->c, "hot_threshold", hot, sizeof(hot)), fill);
+	       stat_str(c, "hot_threshold", hot, sizeof(hot)), fill);
 	ASSERT_STREQ("9", fill);
 	ASSERT_EQ(0, inject_range(sub, sub_len, 1));
-	TH_LOG("promotion queue: %llu entries",
-	       htmm_cg_ctx_stat(&self->c, "promotion_queue"));
+	TH_LOG("promotion queue: %llu entries, %llu dropped",
+	       htmm_cg_ctx_stat(c, "promotion_queue"),
+	       htmm_cg_ctx_stat(c, "promotion_queue_dropped"));
 	ASSERT_EQ(0, inject_range(sub, sub_len, 4));
 	t0 = htmm_now_s();
 	while (htmm_now_s() - t0 < 200) {
@@ -423,11 +426,23 @@ TEST_F_TIMEOUT(htmm_migrate, fill_turned_hot_gets_room, 300)
 	}
 	TH_LOG("the subject: %.1f%% on node 0 after %.1f s; hot threshold %s",
 	       share, htmm_now_s() - t0,
-	       stat_str(&self->c, "hot_threshold", hot, sizeof(hot)));
-	log_moves(_metadata, &self->c);
+	       stat_str(c, "hot_threshold", hot, sizeof(hot)));
+	log_moves(_metadata, c);
 	EXPECT_LE(95, share);
 	EXPECT_GE(16.0 * MiB, share_on(cold, cold_len, HTMM_FAST_NODE) *
 		  cold_len / 100 + share * sub_len / 100);
+}
+
+/* 32 MiB in the fill bin: the subject is queued there first. */
+TEST_F_TIMEOUT(htmm_migrate, fill_turned_hot_gets_room, 300)
+{
+	fill_then_hot(_metadata, &self->c, 32 * MiB);
+}
+
+/* 72 MiB in the fill bin: more than the queue holds (16384 entries). */
+TEST_F_TIMEOUT(htmm_migrate, hot_passes_full_fill_queue, 300)
+{
+	fill_then_hot(_metadata, &self->c, 72 * MiB);
 }
 
 /*
