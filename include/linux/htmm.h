@@ -35,7 +35,7 @@ struct htmm_collapse {
 
 #ifdef CONFIG_HTMM
 
-/* On while at least one cgroup has htmm enabled. */
+/* On from the first enable; the hooks then test htmm_in_use() (core.c). */
 DECLARE_STATIC_KEY_FALSE(htmm_active_key);
 /* On from the first enable: pages may carry htmm metadata from then on. */
 DECLARE_STATIC_KEY_FALSE(htmm_meta_key);

@@ -7,9 +7,16 @@
  * enable htmm and no hook ever does anything.  With it, htmm is dormant
  * until the first memory cgroup writes "enabled" to its
  * memory.htmm_enabled file.  From then until the last such cgroup is
- * disabled or removed, htmm_active_key is on and the allocation hooks
- * look at the cgroup of every default-policy user page allocation, and
- * ksamplingd and one kmigraterd per node with memory run.
+ * disabled or removed, the allocation hooks look at the cgroup of every
+ * default-policy user page allocation, and ksamplingd and one kmigraterd
+ * per node with memory run.
+ *
+ * htmm_active_key is enabled with the first cgroup and never disabled:
+ * the hooks behind it first test htmm_nr_enabled, one read-mostly load,
+ * so they cost nothing more when no cgroup is left.  Tenants that enable
+ * and disable htmm often would otherwise patch the allocator's text each
+ * time (and a test that toggled it every 100 ms oopsed on an int3 at the
+ * patched site in a JUMP_LABEL kernel under QEMU TCG).
  */
 #define pr_fmt(fmt) "htmm: " fmt
 
@@ -30,8 +37,11 @@ DEFINE_STATIC_KEY_FALSE(htmm_meta_key);
 /* Serialises enable/disable and limit changes, see internal.h. */
 DEFINE_MUTEX(htmm_lock);
 
-/* Number of cgroups with htmm enabled.  Protected by htmm_lock. */
-static unsigned int htmm_nr_enabled;
+/*
+ * Number of cgroups with htmm enabled.  Written under htmm_lock; the
+ * allocation hooks read it locklessly (htmm_in_use()).
+ */
+unsigned int htmm_nr_enabled __read_mostly;
 
 LIST_HEAD(htmm_enabled_list);
 DEFINE_SPINLOCK(htmm_list_lock);
@@ -98,7 +108,7 @@ int htmm_memcg_set_enabled(struct mem_cgroup *memcg, bool enable)
 			static_branch_enable(&htmm_active_key);
 			pr_info("active\n");
 		}
-		htmm_nr_enabled++;
+		WRITE_ONCE(htmm_nr_enabled, htmm_nr_enabled + 1);
 		hm->memcg = memcg;
 		spin_lock(&htmm_list_lock);
 		list_add_tail(&hm->node, &htmm_enabled_list);
@@ -109,10 +119,10 @@ int htmm_memcg_set_enabled(struct mem_cgroup *memcg, bool enable)
 		spin_lock(&htmm_list_lock);
 		list_del(&hm->node);
 		spin_unlock(&htmm_list_lock);
-		if (--htmm_nr_enabled == 0) {
+		WRITE_ONCE(htmm_nr_enabled, htmm_nr_enabled - 1);
+		if (htmm_nr_enabled == 0) {
 			htmm_migrate_stop();
 			htmm_sampler_stop();
-			static_branch_disable(&htmm_active_key);
 			pr_info("inactive\n");
 		}
 	}

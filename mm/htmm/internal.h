@@ -259,6 +259,17 @@ static inline bool htmm_available(void)
 
 const char *htmm_state(void);
 
+extern unsigned int htmm_nr_enabled;
+
+/*
+ * Has any cgroup htmm enabled now?  htmm_active_key stays on once htmm
+ * was used (see core.c), so the hooks behind it test this first.
+ */
+static inline bool htmm_in_use(void)
+{
+	return READ_ONCE(htmm_nr_enabled) != 0;
+}
+
 /*
  * Cooling epochs start close to the wrap, like jiffies, so that every test
  * that cools crosses it: an epoch comparison that is not wrap-safe fails
@@ -324,8 +335,10 @@ int htmm_page_info(struct page *page, struct htmm_page_info *info);
 int htmm_folio_mark(struct folio *folio, struct mem_cgroup *memcg,
 		    unsigned int set, unsigned int clear);
 void htmm_folio_queue(struct folio *folio, struct mem_cgroup *memcg);
-unsigned long htmm_cand_take_locked(struct htmm_memcg *hm,
-				    struct mem_cgroup *memcg);
+bool htmm_cand_take_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
+			   unsigned long *pfn);
+bool htmm_cand_head_live_locked(struct htmm_memcg *hm,
+				struct mem_cgroup *memcg);
 unsigned int htmm_pfn_clear_flag_locked(struct htmm_memcg *hm,
 					struct mem_cgroup *memcg,
 					unsigned long pfn, unsigned int flag);

@@ -183,7 +183,7 @@ int __htmm_alloc_node(struct mm_struct *mm, gfp_t gfp, unsigned int order,
 	struct htmm_alloc_ctx ctx;
 	int target = nid;
 
-	if (nid == NUMA_NO_NODE)
+	if (nid == NUMA_NO_NODE || !htmm_in_use())
 		return nid;
 	ctx.memcg = get_mem_cgroup_from_mm(mm);
 	if (!ctx.memcg)

@@ -135,23 +135,73 @@ static u32 htmm_mtime_now(void)
  * htmm_cand_take_locked - Take the entry at the head of a promotion queue.
  * @hm: The cgroup's htmm state; the caller holds hm->lock.
  * @memcg: The cgroup; its queue is not empty.
+ * @pfn: Set to the PFN of the folio the entry named.
  *
- * Return: The PFN of the folio the entry named, now no longer queued.
+ * A folio queued from the fill bin and again as hot has two entries, the
+ * fill one first.  Its fill entry is passed over: the folio stays marked
+ * as queued, and goes up through its hot entry, whose room demotion made
+ * and which gives that room back when it is taken.  Were it to go up
+ * through the fill entry, its hot entry would go on asking for room it
+ * no longer needs until it reached the head.
+ *
+ * Return: true if the caller may promote the folio at @pfn, false for
+ * the fill entry of a folio that is also queued as hot.
  */
-unsigned long htmm_cand_take_locked(struct htmm_memcg *hm,
-				    struct mem_cgroup *memcg)
+bool htmm_cand_take_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
+			   unsigned long *pfn)
 {
 	unsigned long e = hm->cand[hm->cand_head];
 
 	lockdep_assert_held(&hm->lock);
+	*pfn = HTMM_CAND_PFN(e);
 	hm->cand_head = (hm->cand_head + 1) % HTMM_CAND_SIZE;
 	hm->cand_len--;
 	if (!(e & HTMM_CAND_FILL))
 		hm->cand_pages -= min_t(u64, hm->cand_pages,
 					1UL << HTMM_CAND_ORDER(e));
-	htmm_pfn_clear_flag_locked(hm, memcg, HTMM_CAND_PFN(e),
-				   HTMM_META_QUEUES);
-	return HTMM_CAND_PFN(e);
+	else if (htmm_pfn_clear_flag_locked(hm, memcg, *pfn, 0) &
+		 HTMM_META_QUEUED_HOT)
+		return false;
+	htmm_pfn_clear_flag_locked(hm, memcg, *pfn, HTMM_META_QUEUES);
+	return true;
+}
+
+/**
+ * htmm_cand_head_live_locked - Does the head entry of a queue still count?
+ * @hm: The cgroup's htmm state; the caller holds hm->lock.
+ * @memcg: The cgroup; its queue is not empty.
+ *
+ * Return: false if the folio the entry names is no longer queued
+ * (promoted, demoted or freed since) or, for a hot entry, is no longer
+ * hot: the thresholds rose or cooling lowered its bin since it was
+ * queued, and the room it asked for would go to a folio that promotion
+ * then passes over.
+ */
+bool htmm_cand_head_live_locked(struct htmm_memcg *hm,
+				struct mem_cgroup *memcg)
+{
+	unsigned long e = hm->cand[hm->cand_head];
+	struct page *page = pfn_to_online_page(HTMM_CAND_PFN(e));
+	struct page_ext *ext;
+	struct htmm_meta *h;
+	unsigned int bin;
+	bool live = false;
+
+	lockdep_assert_held(&hm->lock);
+	if (!page)
+		return false;
+	h = htmm_meta_get(page, &ext);
+	if (!h)
+		return false;
+	if (READ_ONCE(h->memcg_id) == mem_cgroup_id(memcg) &&
+	    (h->flags & HTMM_META_QUEUED)) {
+		bin = HTMM_CAND_ORDER(e) ? htmm_meta_hbin(hm, h) :
+		      htmm_meta_bin(hm, h);
+		live = (e & HTMM_CAND_FILL) ||
+		       (hm->hot != HTMM_BIN_NONE && bin >= hm->hot);
+	}
+	page_ext_put(ext);
+	return live;
 }
 
 /*
@@ -170,8 +220,13 @@ static void htmm_queue_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 	bool hot = hm->hot != HTMM_BIN_NONE && bin >= hm->hot;
 	unsigned long e;
 
-	if (!hm->cand || (!hot && (hm->fill == HTMM_BIN_NONE ||
-				   bin < hm->fill)) ||
+	/*
+	 * An isolated folio is being migrated (or reclaimed): its entry was
+	 * taken off when promotion picked it, and a new one would ask for
+	 * room again for a folio that is on its way up.
+	 */
+	if (!hm->cand || !folio_test_lru(folio) ||
+	    (!hot && (hm->fill == HTMM_BIN_NONE || bin < hm->fill)) ||
 	    (h->flags & (hot ? HTMM_META_QUEUED_HOT : HTMM_META_QUEUED)) ||
 	    READ_ONCE(htmm_params.mode) == HTMM_MODE_NO_MIGRATION ||
 	    htmm_node_is_fast(folio_nid(folio)))
@@ -180,7 +235,7 @@ static void htmm_queue_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 		hm->nr_cand_dropped++;
 		if (!hot || !(hm->cand[hm->cand_head] & HTMM_CAND_FILL))
 			return;
-		htmm_cand_take_locked(hm, memcg);
+		htmm_cand_take_locked(hm, memcg, &e);
 	}
 	e = HTMM_CAND_ENTRY(folio_pfn(folio), folio_order(folio));
 	/* Only hot folios ask demotion to make room for them. */

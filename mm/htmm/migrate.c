@@ -184,7 +184,7 @@ int __htmm_numa_target(struct folio *folio, int curnid, int nid)
 	struct htmm_memcg *hm;
 	bool owned;
 
-	if (nid == NUMA_NO_NODE ||
+	if (nid == NUMA_NO_NODE || !htmm_in_use() ||
 	    htmm_node_is_fast(curnid) == htmm_node_is_fast(nid))
 		return nid;
 	rcu_read_lock();
@@ -411,16 +411,16 @@ static unsigned int htmm_cand_pop(struct mem_cgroup *memcg,
 
 	spin_lock_irqsave(&hm->lock, flags);
 	while (n < max && hm->cand_len)
-		pfns[n++] = htmm_cand_take_locked(hm, memcg);
+		if (htmm_cand_take_locked(hm, memcg, &pfns[n]))
+			n++;
 	spin_unlock_irqrestore(&hm->lock, flags);
 	return n;
 }
 
 /*
- * Drop the entries at the head of @memcg's queue whose folio is no longer
- * queued: promoted or freed since, or taken off through its other entry
- * (a folio queued from the fill bin and again as hot has two).  The room
- * their hot entries asked for is not demoted for.
+ * Drop the entries at the head of @memcg's queue that no longer count
+ * (htmm_cand_head_live_locked()).  The room their hot entries asked for
+ * is not demoted for.
  */
 static void htmm_cand_drop_stale(struct mem_cgroup *memcg)
 {
@@ -428,13 +428,8 @@ static void htmm_cand_drop_stale(struct mem_cgroup *memcg)
 	unsigned long flags, pfn;
 
 	spin_lock_irqsave(&hm->lock, flags);
-	while (hm->cand_len) {
-		pfn = HTMM_CAND_PFN(hm->cand[hm->cand_head]);
-		if (htmm_pfn_clear_flag_locked(hm, memcg, pfn, 0) &
-		    HTMM_META_QUEUED)
-			break;
-		htmm_cand_take_locked(hm, memcg);
-	}
+	while (hm->cand_len && !htmm_cand_head_live_locked(hm, memcg))
+		htmm_cand_take_locked(hm, memcg, &pfn);
 	spin_unlock_irqrestore(&hm->lock, flags);
 }
 
@@ -945,7 +940,7 @@ int htmm_memcg_cand_alloc(struct htmm_memcg *hm)
  */
 void htmm_migrate_stat(struct htmm_memcg *hm, struct seq_file *m)
 {
-	u64 skipped[HTMM_NR_SKIPS], promoted, demoted, failed, dropped;
+	u64 skipped[HTMM_NR_SKIPS], promoted, demoted, failed, dropped, hot;
 	unsigned int queued, i, fill;
 	unsigned long flags;
 
@@ -956,6 +951,7 @@ void htmm_migrate_stat(struct htmm_memcg *hm, struct seq_file *m)
 	failed = hm->nr_migrate_failed;
 	memcpy(skipped, hm->nr_skipped, sizeof(skipped));
 	queued = hm->cand_len;
+	hot = hm->cand_pages;
 	dropped = hm->nr_cand_dropped;
 	spin_unlock_irqrestore(&hm->lock, flags);
 
@@ -966,6 +962,7 @@ void htmm_migrate_stat(struct htmm_memcg *hm, struct seq_file *m)
 		seq_printf(m, "skipped_%s %llu\n", htmm_skip_names[i],
 			   skipped[i]);
 	seq_printf(m, "promotion_queue %u\n", queued);
+	seq_printf(m, "promotion_queue_hot_pages %llu\n", hot);
 	seq_printf(m, "promotion_queue_dropped %llu\n", dropped);
 	htmm_seq_bin(m, "fill_threshold", fill);
 }
