@@ -3,13 +3,13 @@
  * The Accessed-bit sampler must not hide references from reclaim.
  *
  * A process in a cgroup holds hot data (written first, then read page by
- * page, 16 pages at a time, each page every 0.8 s) and cold data (written once, after).
- * After a few seconds RECLAIM_SZ is reclaimed from the cgroup to swap on
- * zram through memory.reclaim.  (Not by lowering memory.high: that
- * throttles the reader as soon as it faults one page back in, its hot
- * pages then go cold, and reclaim takes them in a cascade that says
- * nothing about the Accessed bits.)  Reclaim must take the cold pages first, with
- * htmm enabled (abit clearing Accessed bits every 50 ms) as with htmm
+ * page, 64 pages at a time, each page every 0.2 s) and cold data (written
+ * once, after).  After a few seconds RECLAIM_SZ is reclaimed from the
+ * cgroup to swap on zram through memory.reclaim.  (Not by lowering
+ * memory.high: that throttles the reader as soon as it faults one page
+ * back in, its hot pages then go cold, and reclaim takes them in a
+ * cascade that says nothing about the Accessed bits.)  Reclaim must take
+ * the cold pages first, with htmm enabled (abit clearing Accessed bits every 50 ms) as with htmm
  * disabled.  Each variant runs with the multi-gen LRU on and off.
  */
 #define _GNU_SOURCE
@@ -72,15 +72,19 @@ static void reclaim_child(int fd)
 		_exit(1);
 	for (;;) {
 		/*
-		 * 16 pages every 3.125 ms: each hot page every 0.8 s.  Small
-		 * steps: reclaim overtakes the reader by whole steps, and a
-		 * step of 256 pages (every 50 ms) is more than the margin
-		 * cold_pages_go_first allows, so one step of chance failed it.
+		 * 64 pages every 3.125 ms: each hot page every 0.2 s, in
+		 * small steps.  Classic reclaim deactivates the hot pages and
+		 * takes those not read again before it reaches them on the
+		 * inactive list; at one read every 0.8 s that was up to
+		 * 2375 of them, from 0 in the next run, so the test compared
+		 * noise.  htmm's scans still leave a page's Accessed bit
+		 * clear for 150 ms of each 200: without folio_set_young()
+		 * most hot pages would look unused.
 		 */
 		for (i = 0; i < n; i++) {
 			v = hot[i * PAGE_SZ];
 			asm volatile("" : : "r" (v));
-			if (i % 16 == 15)
+			if (i % 64 == 63)
 				usleep(3125);
 		}
 		__atomic_fetch_add(reclaim_rounds, 1, __ATOMIC_RELAXED);
@@ -295,7 +299,7 @@ TEST_F_TIMEOUT(htmm_reclaim, cold_pages_go_first, 300)
 	/*
 	 * Reclaim took the cold data first, as without htmm.  Without
 	 * folio_set_young(), a hot page's Accessed bit is clear for most of
-	 * the 0.8 s between two reads, and reclaim takes hot and cold alike.
+	 * the 0.2 s between two reads, and reclaim takes hot and cold alike.
 	 * A hot page reclaimed early is read back in (a major fault) before
 	 * the end, so both count.  Allowed: 5% of the hot pages more than
 	 * without htmm.
