@@ -221,9 +221,10 @@ static void htmm_queue_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 	unsigned long e;
 
 	/*
-	 * An isolated folio is being migrated (or reclaimed): its entry was
-	 * taken off when promotion picked it, and a new one would ask for
-	 * room again for a folio that is on its way up.
+	 * A folio off the LRU is being migrated (or reclaimed), or is still
+	 * in a per-CPU batch.  In the first case its entry was taken off when
+	 * promotion picked it, and a new one would ask for room again for a
+	 * folio on its way up.  In the others its next sample queues it.
 	 */
 	if (!hm->cand || !folio_test_lru(folio) ||
 	    (!hot && (hm->fill == HTMM_BIN_NONE || bin < hm->fill)) ||
