@@ -282,6 +282,12 @@ static inline u32 htmm_coolings(const struct htmm_memcg *hm)
 	return hm->epoch - HTMM_EPOCH_INITIAL;
 }
 
+/* Is @bin at or above the cgroup's hot threshold?  Under hm->lock. */
+static inline bool htmm_bin_hot(const struct htmm_memcg *hm, unsigned int bin)
+{
+	return hm->hot != HTMM_BIN_NONE && bin >= hm->hot;
+}
+
 /* The split-histogram bin of a page accounted in @hm; under hm->lock. */
 static inline unsigned int htmm_meta_bin(const struct htmm_memcg *hm,
 					 const struct htmm_meta *m)

@@ -131,6 +131,32 @@ static u32 htmm_mtime_now(void)
 	return (u32)div_u64(ms, HTMM_MTIME_MS) + HTMM_MTIME_INITIAL;
 }
 
+/*
+ * The metadata of the folio at @pfn if it is accounted in @memcg, whose
+ * hm->lock the caller holds; then *@ext must be put with page_ext_put().
+ */
+static struct htmm_meta *htmm_pfn_meta_locked(struct htmm_memcg *hm,
+					      struct mem_cgroup *memcg,
+					      unsigned long pfn,
+					      struct page_ext **ext)
+{
+	struct page *page = pfn_to_online_page(pfn);
+	struct htmm_meta *m;
+
+	lockdep_assert_held(&hm->lock);
+	if (!page)
+		return NULL;
+	m = htmm_meta_get(page, ext);
+	if (!m)
+		return NULL;
+	/* Only metadata accounted here is under our lock. */
+	if (READ_ONCE(m->memcg_id) != mem_cgroup_id(memcg)) {
+		page_ext_put(*ext);
+		return NULL;
+	}
+	return m;
+}
+
 /**
  * htmm_cand_take_locked - Take the entry at the head of a promotion queue.
  * @hm: The cgroup's htmm state; the caller holds hm->lock.
@@ -151,19 +177,25 @@ bool htmm_cand_take_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 			   unsigned long *pfn)
 {
 	unsigned long e = hm->cand[hm->cand_head];
+	struct page_ext *ext;
+	struct htmm_meta *m;
+	bool take = true;
 
-	lockdep_assert_held(&hm->lock);
 	*pfn = HTMM_CAND_PFN(e);
 	hm->cand_head = (hm->cand_head + 1) % HTMM_CAND_SIZE;
 	hm->cand_len--;
 	if (!(e & HTMM_CAND_FILL))
 		hm->cand_pages -= min_t(u64, hm->cand_pages,
 					1UL << HTMM_CAND_ORDER(e));
-	else if (htmm_pfn_clear_flag_locked(hm, memcg, *pfn, 0) &
-		 HTMM_META_QUEUED_HOT)
-		return false;
-	htmm_pfn_clear_flag_locked(hm, memcg, *pfn, HTMM_META_QUEUES);
-	return true;
+	m = htmm_pfn_meta_locked(hm, memcg, *pfn, &ext);
+	if (!m)
+		return true;
+	if ((e & HTMM_CAND_FILL) && (m->flags & HTMM_META_QUEUED_HOT))
+		take = false;
+	else
+		m->flags &= ~HTMM_META_QUEUES;
+	page_ext_put(ext);
+	return take;
 }
 
 /**
@@ -181,25 +213,18 @@ bool htmm_cand_head_live_locked(struct htmm_memcg *hm,
 				struct mem_cgroup *memcg)
 {
 	unsigned long e = hm->cand[hm->cand_head];
-	struct page *page = pfn_to_online_page(HTMM_CAND_PFN(e));
 	struct page_ext *ext;
 	struct htmm_meta *h;
-	unsigned int bin;
 	bool live = false;
 
-	lockdep_assert_held(&hm->lock);
-	if (!page)
-		return false;
-	h = htmm_meta_get(page, &ext);
+	h = htmm_pfn_meta_locked(hm, memcg, HTMM_CAND_PFN(e), &ext);
 	if (!h)
 		return false;
-	if (READ_ONCE(h->memcg_id) == mem_cgroup_id(memcg) &&
-	    (h->flags & HTMM_META_QUEUED)) {
-		bin = HTMM_CAND_ORDER(e) ? htmm_meta_hbin(hm, h) :
-		      htmm_meta_bin(hm, h);
+	if (h->flags & HTMM_META_QUEUED)
 		live = (e & HTMM_CAND_FILL) ||
-		       (hm->hot != HTMM_BIN_NONE && bin >= hm->hot);
-	}
+		       htmm_bin_hot(hm, HTMM_CAND_ORDER(e) ?
+				    htmm_meta_hbin(hm, h) :
+				    htmm_meta_bin(hm, h));
 	page_ext_put(ext);
 	return live;
 }
@@ -217,7 +242,7 @@ static void htmm_queue_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 			      struct folio *folio, struct htmm_meta *h,
 			      unsigned int bin)
 {
-	bool hot = hm->hot != HTMM_BIN_NONE && bin >= hm->hot;
+	bool hot = htmm_bin_hot(hm, bin);
 	unsigned long e;
 
 	/*
@@ -236,7 +261,7 @@ static void htmm_queue_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 		hm->nr_cand_dropped++;
 		if (!hot || !(hm->cand[hm->cand_head] & HTMM_CAND_FILL))
 			return;
-		htmm_cand_take_locked(hm, memcg, &e);
+		htmm_cand_take_locked(hm, memcg, &e);	/* e: scratch */
 	}
 	e = HTMM_CAND_ENTRY(folio_pfn(folio), folio_order(folio));
 	/* Only hot folios ask demotion to make room for them. */
@@ -639,7 +664,7 @@ int htmm_page_info(struct page *page, struct htmm_page_info *info)
 			info->folio_count = info->count;
 			info->folio_bin = info->bin;
 		}
-		info->hot = hm->hot != HTMM_BIN_NONE && info->folio_bin >= hm->hot;
+		info->hot = htmm_bin_hot(hm, info->folio_bin);
 		info->fill = info->hot || (hm->fill != HTMM_BIN_NONE &&
 					   info->folio_bin >= hm->fill);
 		info->warm_bin = hm->warm;
@@ -713,22 +738,15 @@ unsigned int htmm_pfn_clear_flag_locked(struct htmm_memcg *hm,
 					struct mem_cgroup *memcg,
 					unsigned long pfn, unsigned int flag)
 {
-	struct page *page = pfn_to_online_page(pfn);
-	unsigned int old = 0;
 	struct page_ext *ext;
 	struct htmm_meta *m;
+	unsigned int old;
 
-	lockdep_assert_held(&hm->lock);
-	if (!page)
-		return 0;
-	m = htmm_meta_get(page, &ext);
+	m = htmm_pfn_meta_locked(hm, memcg, pfn, &ext);
 	if (!m)
 		return 0;
-	/* Only metadata accounted here is under our lock. */
-	if (READ_ONCE(m->memcg_id) == mem_cgroup_id(memcg)) {
-		old = m->flags;
-		m->flags &= ~flag;
-	}
+	old = m->flags;
+	m->flags &= ~flag;
 	page_ext_put(ext);
 	return old;
 }
