@@ -168,7 +168,7 @@ static const struct file_operations htmm_inject_fops = {
 
 /* page_info: the query of a write, answered by the next read. */
 struct htmm_query {
-	char answer[192];
+	char answer[256];
 	size_t len;
 };
 
@@ -197,7 +197,7 @@ static ssize_t htmm_page_info_write(struct file *file, const char __user *ubuf,
 	struct page *page;
 	pid_t pid;
 	char buf[64], *w[2], *s = buf;
-	int err;
+	int err, nid;
 
 	if (count >= sizeof(buf))
 		return -EINVAL;
@@ -211,13 +211,15 @@ static ssize_t htmm_page_info_write(struct file *file, const char __user *ubuf,
 	if (IS_ERR(page))
 		return PTR_ERR(page);
 	err = htmm_page_info(page, &info);
+	nid = page_to_nid(page);
 	folio_put(page_folio(page));
 	if (err)
 		return err;
 	q->len = scnprintf(q->answer, sizeof(q->answer),
-			   "count %u bin %u folio_count %u folio_bin %u nr_pages %u epoch %u hot %d\n",
+			   "count %u bin %u folio_count %u folio_bin %u nr_pages %u epoch %u hot %d flags %#x mbin %u moved_ms %u nid %d\n",
 			   info.count, info.bin, info.folio_count,
-			   info.folio_bin, info.nr_pages, info.epoch, info.hot);
+			   info.folio_bin, info.nr_pages, info.epoch, info.hot,
+			   info.flags, info.mbin, info.moved_ms, nid);
 	return count;
 }
 

@@ -23,23 +23,12 @@ struct meta_info {
 /* Ask page_info about @addr of this process; -errno if not accounted. */
 static int meta_page_info(void *addr, struct meta_info *mi)
 {
-	char q[64], buf[256];
-	int fd, n;
+	char buf[256];
+	int n;
 
-	fd = open(HTMM_DBG "/page_info", O_RDWR);
-	if (fd < 0)
-		return -errno;
-	snprintf(q, sizeof(q), "%d %p", (int)getpid(), addr);
-	if (write(fd, q, strlen(q)) < 0) {
-		n = -errno;
-		close(fd);
+	n = htmm_page_info_str(addr, buf, sizeof(buf));
+	if (n)
 		return n;
-	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
 	if (sscanf(buf, "count %ld bin %*u folio_count %ld folio_bin %*u nr_pages %ld",
 		   &mi->count, &mi->folio_count, &mi->nr_pages) != 3)
 		return -EINVAL;

@@ -530,6 +530,39 @@ static double fast_bytes(char *hot, size_t hot_len, char *cold, size_t cold_len)
 }
 
 /*
+ * Log how many pages of [p, p+len) are off @node, and the page_info of
+ * the first few of them.
+ */
+static void log_off_node(struct __test_metadata *_metadata, char *p,
+			 size_t len, int node)
+{
+	size_t i, n = len / PAGE_SZ, off = 0;
+	void **pages = calloc(n, sizeof(*pages));
+	int *status = calloc(n, sizeof(*status));
+	char line[256];
+
+	if (!pages || !status)
+		goto out;
+	for (i = 0; i < n; i++)
+		pages[i] = p + i * PAGE_SZ;
+	if (syscall(SYS_move_pages, 0, n, pages, NULL, status, 0))
+		goto out;
+	for (i = 0; i < n; i++) {
+		if (status[i] == node)
+			continue;
+		if (off++ >= 4)
+			continue;
+		if (htmm_page_info_str(pages[i], line, sizeof(line)))
+			snprintf(line, sizeof(line), "no page_info");
+		TH_LOG("page %zu on node %d: %s", i, status[i], line);
+	}
+	TH_LOG("%zu of %zu pages off node %d", off, n, node);
+out:
+	free(pages);
+	free(status);
+}
+
+/*
  * NUMA-balancing tiering (kernel.numa_balancing=2) runs next to htmm:
  * htmm owns the moves of its cgroup's pages between tiers, so NUMA
  * balancing's hinting faults leave them where they are (counted in
@@ -554,6 +587,7 @@ TEST_F_TIMEOUT(htmm_migrate, numa_balancing_coexists, 600)
 	const char *dem = "/sys/kernel/mm/numa/demotion_enabled";
 	char mode[16] = "", demotion[16] = "", stat[PATH_MAX];
 	double t0, t_left, t_conv, t_win, share = 0, early = 0, cold0, cold1;
+	double fast, win_by = 460;
 	char *hot, *cold;
 	bool ok;
 
@@ -596,11 +630,14 @@ TEST_F_TIMEOUT(htmm_migrate, numa_balancing_coexists, 600)
 	 * The window starts once all the hot region is up and the cold
 	 * excess is down: until then, moves are still due.
 	 */
-	while (ok && htmm_now_s() - t0 < 460 &&
+	while (ok && htmm_now_s() - t0 < win_by &&
 	       (share_on(hot, hot_len, HTMM_FAST_NODE) < 100 ||
 		fast_bytes(hot, hot_len, cold, cold_len) > budget))
 		usleep(500000);
 	t_win = htmm_now_s() - t0;
+	fast = fast_bytes(hot, hot_len, cold, cold_len);
+	if (t_win >= win_by)
+		log_off_node(_metadata, hot, hot_len, HTMM_FAST_NODE);
 	p0 = htmm_cg_ctx_stat(&self->c, "promoted");
 	d0 = htmm_cg_ctx_stat(&self->c, "demoted");
 	cold0 = share_on(cold, cold_len, HTMM_FAST_NODE);
@@ -622,7 +659,8 @@ TEST_F_TIMEOUT(htmm_migrate, numa_balancing_coexists, 600)
 	       left_early, t_left, early);
 	TH_LOG("numa_balancing=2 + htmm: %.1f%% of the hot region on node 0",
 	       share);
-	TH_LOG("95%% at %.1f s, window from %.1f s", t_conv, t_win);
+	TH_LOG("95%% at %.1f s, window from %.1f s (by %.0f s), %.1f MiB of both regions on node 0",
+	       t_conv, t_win, win_by, fast / MiB);
 	TH_LOG("NUMA balancing: %llu pages of the cgroup moved, %llu cross-tier moves left",
 	       nb1 - nb0, left1 - left0);
 	TH_LOG("htmm, in the last 10 s: %llu pages promoted, %llu demoted",
@@ -632,6 +670,8 @@ TEST_F_TIMEOUT(htmm_migrate, numa_balancing_coexists, 600)
 	EXPECT_TRUE(ok);
 	EXPECT_GE(1.0, early);
 	EXPECT_LE(99, share);
+	/* All the hot region up and the cold excess down, for a moment. */
+	EXPECT_GT(win_by, t_win);
 	EXPECT_EQ(0ULL, nb1 - nb0);
 	EXPECT_LE(hot_len / PAGE_SZ / 16, left_early);
 	/*

@@ -1038,6 +1038,34 @@ static inline double htmm_now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * The debugfs page_info line of @addr in this process, newline dropped.
+ * Returns 0, or -errno (-ENODEV: the page is not accounted).
+ */
+static inline int htmm_page_info_str(const void *addr, char *buf, size_t size)
+{
+	char q[64];
+	ssize_t n;
+	int fd;
+
+	fd = open(HTMM_DEBUGFS_DIR "/page_info", O_RDWR);
+	if (fd < 0)
+		return -errno;
+	snprintf(q, sizeof(q), "%d %p", (int)getpid(), addr);
+	if (write(fd, q, strlen(q)) < 0) {
+		n = -errno;
+		close(fd);
+		return n;
+	}
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
 /* Memory policy modes for raw mbind(2) calls (no libnuma here). */
 #define HTMM_MPOL_DEFAULT	0
 #define HTMM_MPOL_BIND		2
