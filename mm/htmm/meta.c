@@ -245,18 +245,23 @@ static void htmm_queue_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 	bool hot = htmm_bin_hot(hm, bin);
 	unsigned long e;
 
-	/*
-	 * A folio off the LRU is being migrated (or reclaimed), or is still
-	 * in a per-CPU batch.  In the first case its entry was taken off when
-	 * promotion picked it, and a new one would ask for room again for a
-	 * folio on its way up.  In the others its next sample queues it.
-	 */
-	if (!hm->cand || !folio_test_lru(folio) ||
+	if (!hm->cand ||
 	    (!hot && (hm->fill == HTMM_BIN_NONE || bin < hm->fill)) ||
 	    (h->flags & (hot ? HTMM_META_QUEUED_HOT : HTMM_META_QUEUED)) ||
 	    READ_ONCE(htmm_params.mode) == HTMM_MODE_NO_MIGRATION ||
 	    htmm_node_is_fast(folio_nid(folio)))
 		return;
+	/*
+	 * A folio off the LRU is being migrated (or reclaimed), or waits in
+	 * a per-CPU LRU batch.  In the first case its entry was taken off
+	 * when promotion picked it, and a new one would ask for room again
+	 * for a folio on its way up.  In the others its next sample queues
+	 * it, once kmigraterd has drained the batches.
+	 */
+	if (!folio_test_lru(folio)) {
+		htmm_note_parked();
+		return;
+	}
 	if (hm->cand_len == HTMM_CAND_SIZE) {
 		hm->nr_cand_dropped++;
 		if (!hot || !(hm->cand[hm->cand_head] & HTMM_CAND_FILL))

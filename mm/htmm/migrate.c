@@ -37,6 +37,8 @@
 #include <linux/seq_file.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/swap.h>
 #include <linux/vmstat.h>
 #include <linux/wait.h>
 
@@ -525,6 +527,54 @@ static bool htmm_split_claim(struct htmm_memcg *hm)
 	return due;
 }
 
+/*
+ * Set when a sample found a folio to queue off the LRU (any context);
+ * cleared by the drain it asks for.
+ */
+static bool htmm_lru_parked;
+static DEFINE_SPINLOCK(htmm_drain_lock);
+static u64 htmm_next_drain;	/* get_jiffies_64(); under htmm_drain_lock */
+
+/**
+ * htmm_note_parked - Note a folio that a sample would queue but is off the LRU.
+ *
+ * See htmm_drain_parked().
+ *
+ * Context: Any context; callers hold a cgroup's htmm lock.
+ */
+void htmm_note_parked(void)
+{
+	if (!READ_ONCE(htmm_lru_parked))
+		WRITE_ONCE(htmm_lru_parked, true);
+}
+
+/*
+ * A folio off the LRU is being migrated or reclaimed, or waits in a
+ * per-CPU LRU batch (cpu_fbatches): a folio just faulted in or migrated
+ * stays there until 31 have gathered on that CPU or the CPU drains its
+ * batches.  On a quiet CPU that may take forever, and nothing can isolate
+ * the folio meanwhile, so a hot one would be neither queued nor promoted.
+ * When samples found such folios, drain every CPU's batches, as khugepaged
+ * and ksmd do once per scan: at most once a second for all the threads.
+ */
+static void htmm_drain_parked(void)
+{
+	u64 now = get_jiffies_64();
+	bool due;
+
+	if (!READ_ONCE(htmm_lru_parked))
+		return;
+	spin_lock(&htmm_drain_lock);
+	due = time_after_eq64(now, htmm_next_drain);
+	if (due) {
+		htmm_next_drain = now + HZ;
+		WRITE_ONCE(htmm_lru_parked, false);
+	}
+	spin_unlock(&htmm_drain_lock);
+	if (due)
+		lru_add_drain_all();
+}
+
 static void htmm_promote(struct htmm_migrater *m)
 {
 	struct mem_cgroup *memcg = NULL;
@@ -532,6 +582,7 @@ static void htmm_promote(struct htmm_migrater *m)
 
 	if (!htmm_node_is_fast(m->nid))
 		return;
+	htmm_drain_parked();
 	while ((memcg = mem_cgroup_iter(NULL, memcg, NULL))) {
 		hm = htmm_memcg(memcg);
 		if (!hm || !READ_ONCE(hm->enabled))
