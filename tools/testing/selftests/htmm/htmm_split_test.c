@@ -50,43 +50,9 @@ FIXTURE(htmm_split) {
 	char *region;
 };
 
-static int tunable_path(char *buf, size_t size, const char *dir,
-			const char *name)
-{
-	return snprintf(buf, size, "%s/%s", dir, name) >= (int)size;
-}
-
 static int set_tunable(const char *name, const char *val)
 {
 	return htmm_tunable_set(name, val);
-}
-
-static void save_files(const char *dir, const char * const *names,
-		       unsigned int n, char (*saved)[32])
-{
-	char path[PATH_MAX];
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		tunable_path(path, sizeof(path), dir, names[i]);
-		if (htmm_read_file(path, saved[i], 32) <= 0)
-			saved[i][0] = '\0';
-		saved[i][strcspn(saved[i], "\n")] = '\0';
-	}
-}
-
-static void restore_files(const char *dir, const char * const *names,
-			  unsigned int n, char (*saved)[32])
-{
-	char path[PATH_MAX];
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		if (!saved[i][0])
-			continue;
-		tunable_path(path, sizeof(path), dir, names[i]);
-		htmm_write_str(path, saved[i]);
-	}
 }
 
 FIXTURE_SETUP(htmm_split)
@@ -96,8 +62,8 @@ FIXTURE_SETUP(htmm_split)
 	if (!htmm_path_exists(HTMM_THP_ENABLED))
 		SKIP(return, "no transparent huge pages");
 	htmm_cg_ctx_setup(_metadata, &self->c, true);
-	save_files(HTMM_SYSFS_DIR, tunables, NR_TUNABLES, self->saved);
-	save_files(KHUGEPAGED, khp_files, NR_KHP, self->khp);
+	htmm_save_files(HTMM_SYSFS_DIR, tunables, NR_TUNABLES, self->saved);
+	htmm_save_files(KHUGEPAGED, khp_files, NR_KHP, self->khp);
 	ASSERT_EQ(0, htmm_thp_get(self->c.thp_saved,
 				  sizeof(self->c.thp_saved)));
 	ASSERT_EQ(0, htmm_thp_set("always"));
@@ -117,8 +83,8 @@ FIXTURE_TEARDOWN(htmm_split)
 		munmap(self->region, REGION);
 	htmm_cg_enter(HTMM_CGROUP_ROOT, getpid());
 	htmm_cg_ctx_teardown(_metadata, &self->c);
-	restore_files(HTMM_SYSFS_DIR, tunables, NR_TUNABLES, self->saved);
-	restore_files(KHUGEPAGED, khp_files, NR_KHP, self->khp);
+	htmm_restore_files(HTMM_SYSFS_DIR, tunables, NR_TUNABLES, self->saved);
+	htmm_restore_files(KHUGEPAGED, khp_files, NR_KHP, self->khp);
 }
 
 /*

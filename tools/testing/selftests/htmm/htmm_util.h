@@ -431,10 +431,11 @@ static inline const char *htmm_access_str(int code)
 }
 
 /*
- * In a forked child drop to uid/gid 65534 and check that the file cannot be
- * opened for writing (EACCES) but can be read. Returns an HTMM_ACCESS_* code.
+ * Run @fn(@arg) in a forked child as uid/gid HTMM_UNPRIV_ID.  Returns what
+ * it returned (0 to 254), 255 if the child could not drop its privileges,
+ * -1 if it died.
  */
-static inline int htmm_check_unpriv_access(const char *path)
+static inline int htmm_run_unpriv(int (*fn)(const void *arg), const void *arg)
 {
 	int status;
 	pid_t pid;
@@ -443,29 +444,49 @@ static inline int htmm_check_unpriv_access(const char *path)
 	fflush(stderr);
 	pid = fork();
 	if (pid < 0)
-		return HTMM_ACCESS_CHILD_DIED;
+		return -1;
 	if (pid == 0) {
-		char buf[256];
-		int fd;
-
 		if (setgroups(0, NULL) || setgid(HTMM_UNPRIV_ID) ||
 		    setuid(HTMM_UNPRIV_ID))
-			_exit(HTMM_ACCESS_SETID_FAILED);
-		fd = open(path, O_WRONLY);
-		if (fd >= 0)
-			_exit(HTMM_ACCESS_WRITE_ALLOWED);
-		if (errno != EACCES)
-			_exit(HTMM_ACCESS_WRITE_WRONG_ERRNO);
-		fd = open(path, O_RDONLY);
-		if (fd < 0)
-			_exit(HTMM_ACCESS_READ_OPEN_FAILED);
-		if (read(fd, buf, sizeof(buf)) <= 0)
-			_exit(HTMM_ACCESS_READ_FAILED);
-		_exit(HTMM_ACCESS_OK);
+			_exit(255);
+		_exit(fn(arg));
 	}
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return HTMM_ACCESS_CHILD_DIED;
+		return -1;
 	return WEXITSTATUS(status);
+}
+
+/* The unprivileged side of htmm_check_unpriv_access(). */
+static inline int htmm_unpriv_access(const void *arg)
+{
+	const char *path = arg;
+	char buf[256];
+	int fd;
+
+	fd = open(path, O_WRONLY);
+	if (fd >= 0)
+		return HTMM_ACCESS_WRITE_ALLOWED;
+	if (errno != EACCES)
+		return HTMM_ACCESS_WRITE_WRONG_ERRNO;
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return HTMM_ACCESS_READ_OPEN_FAILED;
+	if (read(fd, buf, sizeof(buf)) <= 0)
+		return HTMM_ACCESS_READ_FAILED;
+	return HTMM_ACCESS_OK;
+}
+
+/*
+ * In a forked child drop to uid/gid 65534 and check that the file cannot be
+ * opened for writing (EACCES) but can be read. Returns an HTMM_ACCESS_* code.
+ */
+static inline int htmm_check_unpriv_access(const char *path)
+{
+	int rc = htmm_run_unpriv(htmm_unpriv_access, path);
+
+	if (rc == 255)
+		return HTMM_ACCESS_SETID_FAILED;
+	return rc < 0 ? HTMM_ACCESS_CHILD_DIED : rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -489,13 +510,13 @@ static inline void htmm_touch(void *addr, size_t len)
 
 /*
  * Count on which node each 4 KiB page of the range lives, using
- * move_pages(2) with a NULL node array (query only).
+ * move_pages(2) with a NULL node array (query only), in process @pid.
  * per_node[] must have HTMM_MAX_NODES entries; pages whose status is an
  * error (not present, ...) are counted in *bad. Returns 0 or -errno.
  */
-static inline int htmm_count_nodes(void *addr, size_t len,
-				   unsigned long *per_node,
-				   unsigned long *bad)
+static inline int htmm_count_nodes_pid(pid_t pid, void *addr, size_t len,
+				       unsigned long *per_node,
+				       unsigned long *bad)
 {
 	enum { CHUNK = 8192 };
 	void **pages;
@@ -518,7 +539,7 @@ static inline int htmm_count_nodes(void *addr, size_t len,
 			pages[i] = (char *)addr + (done + i) * 4096;
 			status[i] = INT_MIN;
 		}
-		if (syscall(SYS_move_pages, 0, n, pages, NULL, status, 0)) {
+		if (syscall(SYS_move_pages, pid, n, pages, NULL, status, 0)) {
 			err = -errno;
 			goto out;
 		}
@@ -534,6 +555,14 @@ out:
 	free(pages);
 	free(status);
 	return err;
+}
+
+/* The same for the calling process. */
+static inline int htmm_count_nodes(void *addr, size_t len,
+				   unsigned long *per_node,
+				   unsigned long *bad)
+{
+	return htmm_count_nodes_pid(0, addr, len, per_node, bad);
 }
 
 /* AnonHugePages of the calling process in kB (smaps_rollup or smaps). */
@@ -1091,6 +1120,111 @@ static inline unsigned long long htmm_cg_ctx_stat(const struct htmm_cg_ctx *c,
 	htmm_cg_ctx_file(path, sizeof(path), c, "memory.htmm_stat");
 	htmm_keyed_get(path, key, &v);
 	return v;
+}
+
+/*
+ * Inject @per load samples (debugfs) on every @stride bytes of
+ * [@p, @p + @len) in the address space of process @pid.  Returns 0 or
+ * -errno.
+ */
+static inline int htmm_inject(pid_t pid, const char *p, size_t len,
+			      size_t stride, int per)
+{
+	enum { LINE = 48, CHUNK = 4096 };
+	size_t npages = len / stride, i, n = 0, off = 0;
+	char *buf = malloc(CHUNK * LINE);
+	int k, ret = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (k = 0; k < per; k++) {
+		for (i = 0; i < npages; i++) {
+			off += snprintf(buf + off, LINE, "%d %p load-slow\n",
+					(int)pid, p + i * stride);
+			if (++n < CHUNK)
+				continue;
+			if (htmm_write_file(HTMM_DEBUGFS_DIR "/inject", buf,
+					    off) < 0)
+				ret = -EIO;
+			n = 0;
+			off = 0;
+		}
+	}
+	if (off && htmm_write_file(HTMM_DEBUGFS_DIR "/inject", buf, off) < 0)
+		ret = -EIO;
+	free(buf);
+	return ret;
+}
+
+/* Number of processes (kernel threads) whose name starts with @prefix. */
+static inline int htmm_count_threads(const char *prefix)
+{
+	char path[300], comm[64];
+	struct dirent *d;
+	int n = 0;
+	DIR *dir;
+
+	dir = opendir("/proc");
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
+		if (htmm_read_file(path, comm, sizeof(comm)) <= 0)
+			continue;
+		if (!strncmp(comm, prefix, strlen(prefix)))
+			n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+/*
+ * Fault [@p, @p + @len) in on @node (mbind() MPOL_BIND, then a write to
+ * every byte), then drop the binding.  Returns 0 or -errno.
+ */
+static inline int htmm_fault_on(void *p, size_t len, int node)
+{
+	unsigned long mask = 1UL << node;
+
+	if (syscall(SYS_mbind, p, len, HTMM_MPOL_BIND, &mask, 64, 0))
+		return -errno;
+	memset(p, 0x5a, len);
+	if (syscall(SYS_mbind, p, len, HTMM_MPOL_DEFAULT, NULL, 0, 0))
+		return -errno;
+	return 0;
+}
+
+/* Save the values of the files @names in @dir, to put them back later. */
+static inline void htmm_save_files(const char *dir, const char * const *names,
+				   unsigned int n, char (*saved)[32])
+{
+	char path[PATH_MAX];
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		if (htmm_read_file(path, saved[i], 32) <= 0)
+			saved[i][0] = '\0';
+		saved[i][strcspn(saved[i], "\n")] = '\0';
+	}
+}
+
+/* Put back what htmm_save_files() saved. */
+static inline void htmm_restore_files(const char *dir,
+				      const char * const *names,
+				      unsigned int n, char (*saved)[32])
+{
+	char path[PATH_MAX];
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (!saved[i][0])
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		htmm_write_str(path, saved[i]);
+	}
 }
 
 /* Write a tunable in HTMM_SYSFS_DIR.  Returns 0 or -errno. */
