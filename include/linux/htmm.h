@@ -131,9 +131,10 @@ int __htmm_alloc_node(struct mm_struct *mm, gfp_t gfp, unsigned int order,
  * @nid: The node the allocation would prefer.
  *
  * Called for allocations that follow the default (local) memory policy.
- * If @mm belongs to an htmm-enabled cgroup whose resident pages on @nid
- * already reached that node's limit, return the first node in demotion
- * and then fallback order that is still under its limit.  If every node
+ * If the cgroup of @mm or one of its ancestors has htmm enabled and its
+ * subtree's resident pages on @nid already reached its limit there,
+ * return the first node in demotion and then fallback order that is still
+ * under the limits of the whole path.  If every node
  * is at its limit, @nid is returned: the limit never fails an allocation.
  *
  * Context: Process context; the caller holds the mmap_lock of @mm.

@@ -21,6 +21,7 @@
 #define pr_fmt(fmt) "htmm: " fmt
 
 #include <linux/cache.h>
+#include <linux/cgroup.h>
 #include <linux/htmm.h>
 #include <linux/init.h>
 #include <linux/jump_label.h>
@@ -28,6 +29,7 @@
 #include <linux/mutex.h>
 #include <linux/page_ext.h>
 #include <linux/printk.h>
+#include <linux/workqueue.h>
 
 #include "internal.h"
 
@@ -65,22 +67,160 @@ const char *htmm_state(void)
 	return htmm_available() ? "on" : "off (boot with htmm=on)";
 }
 
+/* Has a child of @memcg htmm enabled?  Under htmm_lock. */
+static bool htmm_child_enabled(struct mem_cgroup *memcg)
+{
+	struct cgroup_subsys_state *css;
+	bool found = false;
+
+	rcu_read_lock();
+	css_for_each_child(css, &memcg->css) {
+		if (READ_ONCE(htmm_memcg(mem_cgroup_from_css(css))->enabled)) {
+			found = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+/* Has the parent of @memcg, other than the root, htmm enabled? */
+static bool htmm_parent_enabled(struct mem_cgroup *memcg)
+{
+	struct mem_cgroup *parent = parent_mem_cgroup(memcg);
+
+	return parent && !mem_cgroup_is_root(parent) &&
+	       READ_ONCE(htmm_memcg(parent)->enabled);
+}
+
+/*
+ * Are ksamplingd and kmigraterd running?  Under htmm_lock.  They outlive
+ * the last enabled cgroup while htmm_stop_work has not run yet.
+ */
+static bool htmm_running;
+
+/* Start the system-wide machinery for the first cgroup.  Under htmm_lock. */
+static int htmm_start(void)
+{
+	int err;
+
+	if (htmm_running)
+		return 0;
+	htmm_latency_from_firmware();
+	err = htmm_sampler_start();
+	if (err)
+		return err;
+	err = htmm_migrate_start();
+	if (err) {
+		htmm_sampler_stop();
+		return err;
+	}
+	static_branch_enable(&htmm_meta_key);
+	static_branch_enable(&htmm_active_key);
+	htmm_running = true;
+	pr_info("active\n");
+	return 0;
+}
+
+/* Stop the machinery if no cgroup has htmm enabled.  Under htmm_lock. */
+static void htmm_stop_idle(void)
+{
+	if (!htmm_running || htmm_nr_enabled)
+		return;
+	htmm_migrate_stop();
+	htmm_sampler_stop();
+	htmm_running = false;
+	pr_info("inactive\n");
+}
+
+static void htmm_stop_fn(struct work_struct *work)
+{
+	mutex_lock(&htmm_lock);
+	htmm_stop_idle();
+	mutex_unlock(&htmm_lock);
+}
+
+static DECLARE_WORK(htmm_stop_work, htmm_stop_fn);
+
+static int htmm_enable(struct mem_cgroup *memcg)
+{
+	struct htmm_memcg *hm = htmm_memcg(memcg);
+	int err;
+
+	err = htmm_memcg_cand_alloc(memcg);
+	if (err)
+		return err;
+	err = htmm_start();
+	if (err)
+		return err;
+	WRITE_ONCE(htmm_nr_enabled, htmm_nr_enabled + 1);
+	hm->memcg = memcg;
+	spin_lock(&htmm_list_lock);
+	list_add_tail(&hm->node, &htmm_enabled_list);
+	spin_unlock(&htmm_list_lock);
+	WRITE_ONCE(hm->enabled, true);
+	return 0;
+}
+
+/* Take @memcg off; the caller stops the machinery if it was the last. */
+static void htmm_disable(struct mem_cgroup *memcg)
+{
+	struct htmm_memcg *hm = htmm_memcg(memcg);
+
+	WRITE_ONCE(hm->enabled, false);
+	spin_lock(&htmm_list_lock);
+	list_del(&hm->node);
+	WRITE_ONCE(hm->top, false);
+	spin_unlock(&htmm_list_lock);
+	WRITE_ONCE(htmm_nr_enabled, htmm_nr_enabled - 1);
+}
+
+/**
+ * htmm_subtree_adapt - Recompute the thresholds below a changed budget.
+ * @memcg: The cgroup whose budget or state changed; NULL for all.
+ *
+ * Budgets are hierarchical, so those of every enabled cgroup in the
+ * subtree of @memcg may have moved.
+ *
+ * Context: Process context, htmm_lock held.
+ */
+void htmm_subtree_adapt(struct mem_cgroup *memcg)
+{
+	struct mem_cgroup *pos;
+
+	lockdep_assert_held(&htmm_lock);
+	for (pos = mem_cgroup_iter(memcg, NULL, NULL); pos;
+	     pos = mem_cgroup_iter(memcg, pos, NULL))
+		if (READ_ONCE(htmm_memcg(pos)->enabled))
+			htmm_memcg_adapt(pos);
+	htmm_migrate_wake();
+}
+
 /**
  * htmm_memcg_set_enabled - Enable or disable htmm for a memory cgroup.
  * @memcg: The cgroup.
  * @enable: The new state.
+ * @may_start: The writer may start htmm where its parent does not run it
+ *	(it has CAP_SYS_ADMIN in the initial user namespace).
  *
- * Setting the state a cgroup already has is a no-op.  The first cgroup to
+ * Setting the state a cgroup already has is a no-op.  A cgroup may enable
+ * htmm where its parent (not the root) has it enabled, or with
+ * @may_start: the owner of a delegated subtree cannot start sampling and
+ * kernel threads by itself, only use them below a cgroup its delegator
+ * enabled, and within that cgroup's budgets.  A cgroup may disable htmm
+ * only when none of its children has it enabled.  The first cgroup to
  * enable htmm activates the hooks; the last one to leave deactivates them.
  *
  * Context: Process context, may sleep.  Takes htmm_lock.
  * Return: 0, -EOPNOTSUPP to enable when the kernel was not booted with
- * htmm=on, or the error of allocating or starting the kernel threads.
+ * htmm=on, -EPERM to enable against the rule above, -EBUSY to disable
+ * under enabled children, or the error of allocating or starting the
+ * kernel threads.
  */
-int htmm_memcg_set_enabled(struct mem_cgroup *memcg, bool enable)
+int htmm_memcg_set_enabled(struct mem_cgroup *memcg, bool enable,
+			   bool may_start)
 {
 	struct htmm_memcg *hm = htmm_memcg(memcg);
-
 	int err = 0;
 
 	if (enable && !htmm_available()) {
@@ -90,41 +230,24 @@ int htmm_memcg_set_enabled(struct mem_cgroup *memcg, bool enable)
 	mutex_lock(&htmm_lock);
 	if (hm->enabled == enable)
 		goto out;
+	if (enable && !may_start && !htmm_parent_enabled(memcg)) {
+		err = -EPERM;
+		goto out;
+	}
+	if (!enable && htmm_child_enabled(memcg)) {
+		err = -EBUSY;
+		goto out;
+	}
 	if (enable) {
-		err = htmm_memcg_cand_alloc(hm);
-		if (err)
-			goto out;
-		if (htmm_nr_enabled == 0) {
-			htmm_latency_from_firmware();
-			err = htmm_sampler_start();
-			if (err)
-				goto out;
-			err = htmm_migrate_start();
-			if (err) {
-				htmm_sampler_stop();
-				goto out;
-			}
-			static_branch_enable(&htmm_meta_key);
-			static_branch_enable(&htmm_active_key);
-			pr_info("active\n");
-		}
-		WRITE_ONCE(htmm_nr_enabled, htmm_nr_enabled + 1);
-		hm->memcg = memcg;
-		spin_lock(&htmm_list_lock);
-		list_add_tail(&hm->node, &htmm_enabled_list);
-		spin_unlock(&htmm_list_lock);
-		WRITE_ONCE(hm->enabled, true);
+		err = htmm_enable(memcg);
 	} else {
-		WRITE_ONCE(hm->enabled, false);
-		spin_lock(&htmm_list_lock);
-		list_del(&hm->node);
-		spin_unlock(&htmm_list_lock);
-		WRITE_ONCE(htmm_nr_enabled, htmm_nr_enabled - 1);
-		if (htmm_nr_enabled == 0) {
-			htmm_migrate_stop();
-			htmm_sampler_stop();
-			pr_info("inactive\n");
-		}
+		htmm_disable(memcg);
+		htmm_stop_idle();
+	}
+	if (!err) {
+		/* Tops and shares may move anywhere. */
+		htmm_recount_tops();
+		htmm_subtree_adapt(NULL);
 	}
 out:
 	mutex_unlock(&htmm_lock);
@@ -145,7 +268,7 @@ int htmm_sampler_restart(void)
 	if (err)
 		return err;
 	mutex_lock(&htmm_lock);
-	if (htmm_nr_enabled) {
+	if (htmm_running) {
 		htmm_sampler_stop();
 		err = htmm_sampler_start();
 	}
@@ -161,8 +284,22 @@ int htmm_sampler_restart(void)
  */
 void htmm_memcg_offline(struct mem_cgroup *memcg)
 {
-	if (memcg->htmm)
-		htmm_memcg_set_enabled(memcg, false);
+	if (!memcg->htmm)
+		return;
+	/*
+	 * Children go offline first: none of them has htmm enabled now.
+	 * This runs under cgroup_mutex: stopping the threads and the perf
+	 * counters of the last cgroup is left to a work item.
+	 */
+	mutex_lock(&htmm_lock);
+	if (memcg->htmm->enabled) {
+		htmm_disable(memcg);
+		htmm_recount_tops();
+		htmm_subtree_adapt(NULL);
+		if (!htmm_nr_enabled)
+			schedule_work(&htmm_stop_work);
+	}
+	mutex_unlock(&htmm_lock);
 }
 
 static int __init htmm_init(void)

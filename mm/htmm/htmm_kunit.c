@@ -85,22 +85,19 @@ static void htmm_test_parse_uint(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, v, UINT_MAX);
 }
 
-static void htmm_test_over_limit(struct kunit *test)
+static void htmm_test_room_lacks(struct kunit *test)
 {
-	KUNIT_EXPECT_FALSE(test, htmm_over_limit(0, 1, 1));
-	KUNIT_EXPECT_TRUE(test, htmm_over_limit(1, 1, 1));
-	KUNIT_EXPECT_TRUE(test, htmm_over_limit(0, 1, 0));
-	KUNIT_EXPECT_FALSE(test, htmm_over_limit(0, 512, 512));
-	KUNIT_EXPECT_TRUE(test, htmm_over_limit(1, 512, 512));
+	KUNIT_EXPECT_FALSE(test, htmm_room_lacks(1, 1));
+	KUNIT_EXPECT_TRUE(test, htmm_room_lacks(0, 1));
+	KUNIT_EXPECT_FALSE(test, htmm_room_lacks(512, 512));
+	KUNIT_EXPECT_TRUE(test, htmm_room_lacks(511, 512));
 	/* Usage already above a lowered limit. */
-	KUNIT_EXPECT_TRUE(test, htmm_over_limit(1000, 1, 10));
-	/* No limit, and no overflow near the top of the range. */
-	KUNIT_EXPECT_FALSE(test, htmm_over_limit(ULONG_MAX, 512,
-						 PAGE_COUNTER_MAX));
-	KUNIT_EXPECT_FALSE(test, htmm_over_limit(PAGE_COUNTER_MAX - 513, 512,
-						 PAGE_COUNTER_MAX - 1));
-	KUNIT_EXPECT_TRUE(test, htmm_over_limit(PAGE_COUNTER_MAX - 2, 512,
-						PAGE_COUNTER_MAX - 1));
+	KUNIT_EXPECT_TRUE(test, htmm_room_lacks(-990, 1));
+	KUNIT_EXPECT_TRUE(test, htmm_room_lacks(-1, 0));
+	/* No budget binds. */
+	KUNIT_EXPECT_FALSE(test, htmm_room_lacks(LONG_MAX, 512));
+	KUNIT_EXPECT_FALSE(test, htmm_room_lacks(LONG_MAX, LONG_MAX));
+	KUNIT_EXPECT_TRUE(test, htmm_room_lacks(LONG_MAX, ULONG_MAX));
 }
 
 /* @arg is a nodemask of the nodes that are full. */
@@ -209,7 +206,7 @@ static struct kunit_case htmm_core_cases[] = {
 	KUNIT_CASE(htmm_test_page_ext_layout),
 	KUNIT_CASE(htmm_test_epoch_start),
 	KUNIT_CASE(htmm_test_parse_uint),
-	KUNIT_CASE(htmm_test_over_limit),
+	KUNIT_CASE(htmm_test_room_lacks),
 	KUNIT_CASE(htmm_test_pick_node),
 	KUNIT_CASE(htmm_test_defaults),
 	KUNIT_CASE(htmm_test_period_ladder),

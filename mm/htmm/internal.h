@@ -166,6 +166,11 @@ extern const char * const htmm_skip_names[HTMM_NR_SKIPS];
 #define HTMM_CAND_ORDER(e)	((e) & (HTMM_CAND_FILL - 1))
 /* Sampled huge pages since the last split round: PFNs, under hm->lock. */
 #define HTMM_THP_RING		4096
+/*
+ * Most queue or ring entries handled per hold of hm->lock, which is taken
+ * with interrupts off: each may cost a page_ext lookup.
+ */
+#define HTMM_LOCKED_BATCH	64
 /* Skew classes: 0 (unknown or uniform) to log2(HPAGE_PMD_NR) + 1. */
 #define HTMM_NR_SKEW		16
 
@@ -226,6 +231,13 @@ struct htmm_memcg {
 	u64 nr_split_for_room;		/* ... of them to free a full node */
 	u64 skew_hist[HTMM_NR_SKEW];	/* huge pages seen in the last round */
 
+	/*
+	 * Enabled with no enabled ancestor: its budgets count in the
+	 * overcommit of each node (htmm_recount_tops()).  Written under
+	 * htmm_lock and htmm_list_lock, read locklessly.
+	 */
+	bool top;
+
 	/* On htmm_enabled_list while enabled; under htmm_list_lock. */
 	struct list_head node;
 	struct mem_cgroup *memcg;	/* back pointer, fixed */
@@ -246,7 +258,8 @@ static inline struct htmm_memcg *htmm_memcg(struct mem_cgroup *memcg)
 	return memcg->htmm;
 }
 
-int htmm_memcg_set_enabled(struct mem_cgroup *memcg, bool enable);
+int htmm_memcg_set_enabled(struct mem_cgroup *memcg, bool enable,
+			   bool may_start);
 
 /* core.c: htmm=on on the kernel command line; set before page_ext init. */
 extern bool htmm_boot_on;
@@ -304,8 +317,15 @@ static inline unsigned int htmm_meta_hbin(const struct htmm_memcg *hm,
 
 int htmm_parse_uint(const char *buf, unsigned int min, unsigned int max,
 		    unsigned int *res);
-bool htmm_over_limit(unsigned long usage, unsigned long nr,
-		     unsigned long limit);
+bool htmm_room_lacks(long room, unsigned long nr);
+bool htmm_budget_binds(struct mem_cgroup *pos, struct mem_cgroup *memcg,
+		       int nid, bool self);
+long htmm_budget_left(struct mem_cgroup *pos, int nid, unsigned int permille,
+		      bool flush);
+unsigned long htmm_path_budget(struct mem_cgroup *memcg, int nid);
+void htmm_recount_tops(void);
+long htmm_path_room(struct mem_cgroup *memcg, int nid, unsigned int permille,
+		    bool self, bool flush);
 int htmm_pick_node(int nid, gfp_t gfp,
 		   bool (*full)(int nid, void *arg), void *arg);
 unsigned long htmm_memcg_node_pages(struct mem_cgroup *memcg, int nid,
@@ -350,6 +370,7 @@ unsigned int htmm_pfn_clear_flag_locked(struct htmm_memcg *hm,
 					unsigned long pfn, unsigned int flag);
 int htmm_folio_skew(struct folio *folio, struct mem_cgroup *memcg);
 void htmm_memcg_adapt(struct mem_cgroup *memcg);
+void htmm_subtree_adapt(struct mem_cgroup *memcg);
 void htmm_memcg_refresh(struct mem_cgroup *memcg);
 void htmm_memcg_stat(struct mem_cgroup *memcg, struct seq_file *m);
 struct htmm_meta *htmm_meta_get(struct page *page, struct page_ext **ext);
@@ -360,7 +381,7 @@ u64 htmm_wmark_pages(u64 budget, unsigned int permille);
 int htmm_migrate_start(void);
 void htmm_migrate_stop(void);
 void htmm_migrate_wake(void);
-int htmm_memcg_cand_alloc(struct htmm_memcg *hm);
+int htmm_memcg_cand_alloc(struct mem_cgroup *memcg);
 void htmm_migrate_stat(struct htmm_memcg *hm, struct seq_file *m);
 void htmm_seq_bin(struct seq_file *m, const char *key, unsigned int bin);
 struct folio *htmm_get_folio(unsigned long pfn);

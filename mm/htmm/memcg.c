@@ -11,7 +11,9 @@
  */
 #define pr_fmt(fmt) "htmm: " fmt
 
+#include <linux/capability.h>
 #include <linux/cgroup.h>
+#include <linux/fs.h>
 #include <linux/htmm.h>
 #include <linux/kernel.h>
 #include <linux/lockdep.h>
@@ -39,7 +41,12 @@ int htmm_memcg_alloc(struct mem_cgroup *memcg)
 	struct htmm_memcg *hm;
 	int nid;
 
-	hm = kzalloc(struct_size(hm, max_nr_pages, nr_node_ids), GFP_KERNEL);
+	/*
+	 * Charged like the memcg's own structures: mem_cgroup_css_alloc()
+	 * makes the parent the active memcg around this.
+	 */
+	hm = kzalloc(struct_size(hm, max_nr_pages, nr_node_ids),
+		     GFP_KERNEL_ACCOUNT);
 	if (!hm)
 		return -ENOMEM;
 	for (nid = 0; nid < nr_node_ids; nid++)
@@ -98,19 +105,214 @@ unsigned long htmm_memcg_node_pages(struct mem_cgroup *memcg, int nid,
 }
 
 /**
- * htmm_over_limit - Would @nr more pages take @usage past @limit?
- * @usage: Pages in use.
- * @nr: Pages about to be added.
- * @limit: The limit; PAGE_COUNTER_MAX means none.
+ * htmm_subtree_node_pages - Pages of a cgroup and its descendants on a node.
+ * @memcg: The cgroup.
+ * @nid: The node.
  *
- * Return: true if @usage + @nr exceeds @limit.
+ * Like htmm_memcg_node_pages() without a flush, but from the hierarchical
+ * statistics: the pages of the whole subtree, which is what a budget
+ * counts (as memory.max does).
+ *
+ * Return: The number of base pages.
  */
-bool htmm_over_limit(unsigned long usage, unsigned long nr,
-		     unsigned long limit)
+static unsigned long htmm_subtree_node_pages(struct mem_cgroup *memcg,
+					     int nid)
 {
-	if (limit >= PAGE_COUNTER_MAX)
-		return false;
-	return usage > limit || nr > limit - usage;
+	struct lruvec *lruvec = mem_cgroup_lruvec(memcg, NODE_DATA(nid));
+	unsigned long nr = 0;
+	enum lru_list lru;
+
+	for_each_lru(lru)
+		nr += lruvec_page_state(lruvec, NR_LRU_BASE + lru);
+	return nr;
+}
+
+/*
+ * Overcommit.  The budgets of the top htmm cgroups (enabled, with no
+ * enabled ancestor) on each node, each at most the node's size, added up.
+ * When they add up to more than the node, each top cgroup's budget is
+ * scaled down by the same factor, so that they add up to the node: the
+ * node is shared in proportion to the budgets.  Written under htmm_lock
+ * (htmm_recount_tops()), read locklessly.  nr_node_ids entries.
+ */
+static unsigned long *htmm_top_sum;
+
+/* Does the node's overcommit scale the budget of top cgroup @hm? */
+static bool htmm_overcommitted(const struct htmm_memcg *hm, int nid)
+{
+	return READ_ONCE(hm->top) &&
+	       READ_ONCE(htmm_top_sum[nid]) > node_present_pages(nid);
+}
+
+/**
+ * htmm_budget_binds - Does a cgroup's budget on a node bind?
+ * @pos: @memcg or one of its ancestors.
+ * @memcg: The cgroup whose path is walked.
+ * @nid: The node.
+ * @self: The budget of @memcg binds whatever it is.
+ *
+ * The budget of a cgroup with htmm enabled and a limit on @nid binds its
+ * whole subtree, as does that of a top cgroup on an overcommitted node.
+ * With @self, that of @memcg binds even without a limit, as the size of
+ * the node.
+ *
+ * Return: true if it binds.
+ */
+bool htmm_budget_binds(struct mem_cgroup *pos, struct mem_cgroup *memcg,
+		       int nid, bool self)
+{
+	struct htmm_memcg *hm = htmm_memcg(pos);
+
+	if (self && pos == memcg)
+		return true;
+	return READ_ONCE(hm->enabled) &&
+	       (READ_ONCE(hm->max_nr_pages[nid]) < PAGE_COUNTER_MAX ||
+		htmm_overcommitted(hm, nid));
+}
+
+/* The budget of @pos on @nid: its limit, its share if overcommitted. */
+static unsigned long htmm_budget_of(struct mem_cgroup *pos, int nid)
+{
+	struct htmm_memcg *hm = htmm_memcg(pos);
+	unsigned long present = node_present_pages(nid);
+	unsigned long budget = min_t(unsigned long,
+				     READ_ONCE(hm->max_nr_pages[nid]), present);
+	unsigned long sum = READ_ONCE(htmm_top_sum[nid]);
+
+	if (READ_ONCE(hm->top) && sum > present)
+		budget = mult_frac(budget, present, sum);
+	return budget;
+}
+
+/* Has a cgroup above @memcg htmm enabled? */
+static bool htmm_ancestor_enabled(struct mem_cgroup *memcg)
+{
+	for (memcg = parent_mem_cgroup(memcg);
+	     memcg && !mem_cgroup_is_root(memcg);
+	     memcg = parent_mem_cgroup(memcg))
+		if (READ_ONCE(htmm_memcg(memcg)->enabled))
+			return true;
+	return false;
+}
+
+/**
+ * htmm_recount_tops - Find the top cgroups and add up their budgets.
+ *
+ * Called whenever a cgroup is enabled or disabled or a budget changes.
+ * Followed by htmm_subtree_adapt() of the root: every share may move.
+ *
+ * Context: htmm_lock held.
+ */
+void htmm_recount_tops(void)
+{
+	struct htmm_memcg *hm;
+	unsigned long sum;
+	int nid;
+
+	lockdep_assert_held(&htmm_lock);
+	spin_lock(&htmm_list_lock);
+	list_for_each_entry(hm, &htmm_enabled_list, node)
+		WRITE_ONCE(hm->top, !htmm_ancestor_enabled(hm->memcg));
+	/* Each sum is written once: readers see the old one or the new. */
+	for_each_node_state(nid, N_MEMORY) {
+		sum = 0;
+		list_for_each_entry(hm, &htmm_enabled_list, node)
+			if (hm->top)
+				sum += min_t(unsigned long,
+					     hm->max_nr_pages[nid],
+					     node_present_pages(nid));
+		WRITE_ONCE(htmm_top_sum[nid], sum);
+	}
+	spin_unlock(&htmm_list_lock);
+}
+
+/**
+ * htmm_budget_left - What a cgroup's budget leaves on a node.
+ * @pos: The cgroup.
+ * @nid: The node.
+ * @permille: Share of the budget kept free, per mille (a watermark).
+ * @flush: Flush the cgroup's statistics first (may sleep).
+ *
+ * The budget counts the pages of the whole subtree of @pos on @nid.
+ *
+ * Context: Process context if @flush; any context otherwise.
+ * Return: budget - watermark - pages, negative if over.
+ */
+long htmm_budget_left(struct mem_cgroup *pos, int nid, unsigned int permille,
+		      bool flush)
+{
+	unsigned long budget = htmm_budget_of(pos, nid);
+
+	if (flush)
+		mem_cgroup_flush_stats(pos);
+	return (long)(budget - htmm_wmark_pages(budget, permille)) -
+	       (long)htmm_subtree_node_pages(pos, nid);
+}
+
+/**
+ * htmm_path_budget - The effective budget of a cgroup on a node.
+ * @memcg: The cgroup.
+ * @nid: The node.
+ *
+ * Budgets are hierarchical: the effective one is the smallest of those of
+ * @memcg and of its ancestors with htmm enabled, and at most the size of
+ * the node.
+ *
+ * Context: Any context; @memcg must be pinned.
+ * Return: The effective budget in pages.
+ */
+unsigned long htmm_path_budget(struct mem_cgroup *memcg, int nid)
+{
+	unsigned long budget = node_present_pages(nid);
+	struct mem_cgroup *pos;
+
+	for (pos = memcg; pos && !mem_cgroup_is_root(pos);
+	     pos = parent_mem_cgroup(pos))
+		if (htmm_budget_binds(pos, memcg, nid, true))
+			budget = min(budget, htmm_budget_of(pos, nid));
+	return budget;
+}
+
+/**
+ * htmm_path_room - What the budgets on a cgroup's path leave on a node.
+ * @memcg: The cgroup.
+ * @nid: The node.
+ * @permille: Share of each budget kept free, per mille (a watermark).
+ * @self: Count the budget of @memcg even without htmm or a limit there.
+ * @flush: Flush the statistics of each binding cgroup first (may sleep).
+ *
+ * Every binding budget on the path from @memcg to the root counts the
+ * pages of its whole subtree on @nid: a delegated subtree cannot get more
+ * than its delegator's budget by any arrangement of child cgroups.
+ *
+ * Context: Process context if @flush; any context otherwise.
+ * Return: The smallest (budget - watermark - pages) along the path:
+ * negative if some cgroup is over, LONG_MAX if no budget binds.
+ */
+long htmm_path_room(struct mem_cgroup *memcg, int nid, unsigned int permille,
+		    bool self, bool flush)
+{
+	struct mem_cgroup *pos;
+	long room = LONG_MAX;
+
+	for (pos = memcg; pos && !mem_cgroup_is_root(pos);
+	     pos = parent_mem_cgroup(pos))
+		if (htmm_budget_binds(pos, memcg, nid, self))
+			room = min(room, htmm_budget_left(pos, nid, permille,
+							  flush));
+	return room;
+}
+
+/**
+ * htmm_room_lacks - Is @room too small for @nr more pages?
+ * @room: Pages left below a budget, negative if over it (htmm_path_room()).
+ * @nr: Pages about to be added.
+ *
+ * Return: true if @nr pages do not fit in @room.
+ */
+bool htmm_room_lacks(long room, unsigned long nr)
+{
+	return room < 0 || nr > (unsigned long)room;
 }
 
 /**
@@ -156,31 +358,31 @@ int htmm_pick_node(int nid, gfp_t gfp,
 
 struct htmm_alloc_ctx {
 	struct mem_cgroup *memcg;
-	struct htmm_memcg *hm;
 	unsigned long nr;
 	bool flush;
 };
 
+/* Would the allocation take a cgroup on the task's path past its budget? */
 static bool htmm_node_full(int nid, void *arg)
 {
 	struct htmm_alloc_ctx *ctx = arg;
-	unsigned long limit = READ_ONCE(ctx->hm->max_nr_pages[nid]);
 
-	if (limit >= PAGE_COUNTER_MAX)
-		return false;
-	if (ctx->flush) {
-		/* One flush per allocation decision is enough. */
-		mem_cgroup_flush_stats(ctx->memcg);
-		ctx->flush = false;
-	}
-	return htmm_over_limit(htmm_memcg_node_pages(ctx->memcg, nid, false),
-			       ctx->nr, limit);
+	return htmm_room_lacks(htmm_path_room(ctx->memcg, nid, 0, false,
+					      ctx->flush), ctx->nr);
+}
+
+/* Is there a cgroup with htmm enabled on the path of @memcg? */
+static bool htmm_path_enabled(struct mem_cgroup *memcg)
+{
+	return READ_ONCE(htmm_memcg(memcg)->enabled) ||
+	       htmm_ancestor_enabled(memcg);
 }
 
 int __htmm_alloc_node(struct mm_struct *mm, gfp_t gfp, unsigned int order,
 		      int nid)
 {
 	struct htmm_alloc_ctx ctx;
+	struct htmm_memcg *hm;
 	int target = nid;
 
 	if (nid == NUMA_NO_NODE || !htmm_in_use())
@@ -188,20 +390,23 @@ int __htmm_alloc_node(struct mm_struct *mm, gfp_t gfp, unsigned int order,
 	ctx.memcg = get_mem_cgroup_from_mm(mm);
 	if (!ctx.memcg)
 		return nid;
-	ctx.hm = htmm_memcg(ctx.memcg);
+	hm = htmm_memcg(ctx.memcg);
 	ctx.nr = 1UL << order;
 	ctx.flush = gfpflags_allow_blocking(gfp);
-	if (!ctx.hm || !READ_ONCE(ctx.hm->enabled) || !htmm_node_full(nid, &ctx))
+	/* The budgets of every enabled cgroup on the path bind. */
+	if (!hm || !htmm_path_enabled(ctx.memcg) || !htmm_node_full(nid, &ctx))
 		goto out;
+	/* One flush per allocation decision is enough. */
+	ctx.flush = false;
 
 	target = htmm_pick_node(nid, gfp, htmm_node_full, &ctx);
 	if (target == NUMA_NO_NODE) {
 		/* Every node is at its limit: the limit never fails anything. */
 		target = nid;
-		atomic_long_inc(&ctx.hm->nr_alloc_over_limit);
+		atomic_long_inc(&hm->nr_alloc_over_limit);
 		count_vm_event(HTMM_ALLOC_OVER_LIMIT);
 	} else {
-		atomic_long_inc(&ctx.hm->nr_alloc_redirected);
+		atomic_long_inc(&hm->nr_alloc_redirected);
 		count_vm_event(HTMM_ALLOC_REDIRECTED);
 	}
 out:
@@ -230,7 +435,10 @@ static ssize_t htmm_enabled_write(struct kernfs_open_file *of, char *buf,
 		enable = false;
 	else
 		return -EINVAL;
-	err = htmm_memcg_set_enabled(memcg, enable);
+	/* Capabilities of the opener, as cgroup checks them for writes. */
+	err = htmm_memcg_set_enabled(memcg, enable,
+				     file_ns_capable(of->file, &init_user_ns,
+						     CAP_SYS_ADMIN));
 	return err ? err : nbytes;
 }
 
@@ -296,9 +504,9 @@ static ssize_t htmm_max_at_node_write(struct kernfs_open_file *of, char *buf,
 set:
 	mutex_lock(&htmm_lock);
 	WRITE_ONCE(hm->max_nr_pages[nid], nr_pages);
-	/* The fast-tier budget moved: so do the thresholds. */
-	htmm_memcg_adapt(memcg);
-	htmm_migrate_wake();
+	/* The fast-tier budgets moved, and the shares of all: thresholds. */
+	htmm_recount_tops();
+	htmm_subtree_adapt(NULL);
 	mutex_unlock(&htmm_lock);
 	return nbytes;
 }
@@ -318,6 +526,8 @@ static int htmm_stat_show(struct seq_file *m, void *v)
 		htmm_seq_pages(m, key, htmm_memcg_node_pages(memcg, nid, true));
 		snprintf(key, sizeof(key), "max_at_node%d", nid);
 		htmm_seq_pages(m, key, READ_ONCE(hm->max_nr_pages[nid]));
+		snprintf(key, sizeof(key), "budget_node%d", nid);
+		htmm_seq_pages(m, key, htmm_path_budget(memcg, nid));
 	}
 	seq_printf(m, "alloc_redirected %ld\n",
 		   atomic_long_read(&hm->nr_alloc_redirected));
@@ -350,6 +560,9 @@ int __init htmm_memcg_init(void)
 
 	if (mem_cgroup_disabled())
 		return 0;
+	htmm_top_sum = kcalloc(nr_node_ids, sizeof(*htmm_top_sum), GFP_KERNEL);
+	if (!htmm_top_sum)
+		return -ENOMEM;
 
 	err = cgroup_add_dfl_cftypes(&memory_cgrp_subsys, htmm_base_files);
 	if (err)

@@ -100,8 +100,11 @@ bool htmm_node_is_fast(int nid)
 	return node_is_toptier(nid);
 }
 
-/* Fast-tier pages the cgroup may use, less the promotion watermark. */
-static u64 htmm_fast_capacity(struct htmm_memcg *hm)
+/*
+ * Fast-tier pages the cgroup may use (its effective budgets), less the
+ * promotion watermark.
+ */
+static u64 htmm_fast_capacity(struct mem_cgroup *memcg)
 {
 	u64 cap = 0, budget;
 	int nid;
@@ -109,8 +112,7 @@ static u64 htmm_fast_capacity(struct htmm_memcg *hm)
 	for_each_node_state(nid, N_MEMORY) {
 		if (!htmm_node_is_fast(nid))
 			continue;
-		budget = min_t(u64, READ_ONCE(hm->max_nr_pages[nid]),
-			       node_present_pages(nid));
+		budget = htmm_path_budget(memcg, nid);
 		cap += budget - htmm_wmark_pages(budget,
 				READ_ONCE(htmm_params.promotion_wmark));
 	}
@@ -294,7 +296,7 @@ static void htmm_adapt_locked(struct mem_cgroup *memcg, struct htmm_memcg *hm)
 {
 	struct htmm_thresholds t;
 
-	hm->capacity = htmm_fast_capacity(hm);
+	hm->capacity = htmm_fast_capacity(memcg);
 	htmm_thresholds(&hm->hist, hm->capacity,
 			READ_ONCE(htmm_params.thres_hot),
 			READ_ONCE(htmm_params.nowarm), &t);

@@ -34,6 +34,7 @@
 #include <linux/mmzone.h>
 #include <linux/nodemask.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
 #include <linux/seq_file.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
@@ -77,6 +78,8 @@ struct htmm_migrater {
 	unsigned long tokens;		/* pages we may still move */
 	unsigned long refill;		/* jiffies of the last refill */
 	unsigned long scan_pfn;		/* demotion cursor */
+	unsigned int promote_cursor;	/* struct htmm_rotor.first */
+	unsigned int demote_cursor;
 	unsigned long wrap_progress;	/* pages isolated since the last wrap */
 	enum htmm_level level;
 };
@@ -109,12 +112,6 @@ u64 htmm_wmark_pages(u64 budget, unsigned int permille)
 	return div_u64(budget * permille, 1000);
 }
 
-static unsigned long htmm_node_budget(struct htmm_memcg *hm, int nid)
-{
-	return min_t(unsigned long, READ_ONCE(hm->max_nr_pages[nid]),
-		     node_present_pages(nid));
-}
-
 /* Free pages of @nid above the high watermark of each of its zones. */
 static unsigned long htmm_node_room(int nid)
 {
@@ -140,21 +137,19 @@ static unsigned long htmm_node_room(int nid)
  * @memcg: An htmm cgroup.
  * @nid: A fast node.
  *
- * Return: What is left of the cgroup's budget on @nid below the promotion
- * watermark, at most the node's free pages above its zones' high marks.
+ * Return: What the budgets on the cgroup's path (htmm_path_room()) leave
+ * on @nid below their promotion watermarks, at most the node's free pages
+ * above its zones' high marks.
  */
 unsigned long htmm_promote_room(struct mem_cgroup *memcg, int nid)
 {
-	struct htmm_memcg *hm = htmm_memcg(memcg);
-	unsigned long budget = htmm_node_budget(hm, nid);
-	unsigned long use = htmm_memcg_node_pages(memcg, nid, true);
-	unsigned long limit;
+	long room = htmm_path_room(memcg, nid,
+				   READ_ONCE(htmm_params.promotion_wmark),
+				   true, true);
 
-	limit = budget - htmm_wmark_pages(budget,
-					  READ_ONCE(htmm_params.promotion_wmark));
-	if (use >= limit)
+	if (room <= 0)
 		return 0;
-	return min(limit - use, htmm_node_room(nid));
+	return min_t(unsigned long, room, htmm_node_room(nid));
 }
 
 static void htmm_refill(struct htmm_migrater *m)
@@ -428,11 +423,16 @@ static void htmm_cand_drop_stale(struct mem_cgroup *memcg)
 {
 	struct htmm_memcg *hm = htmm_memcg(memcg);
 	unsigned long flags, pfn;
+	unsigned int b;
 
-	spin_lock_irqsave(&hm->lock, flags);
-	while (hm->cand_len && !htmm_cand_head_live_locked(hm, memcg))
-		htmm_cand_take_locked(hm, memcg, &pfn);
-	spin_unlock_irqrestore(&hm->lock, flags);
+	/* Interrupts off for HTMM_LOCKED_BATCH page_ext lookups at most. */
+	do {
+		spin_lock_irqsave(&hm->lock, flags);
+		for (b = 0; b < HTMM_LOCKED_BATCH && hm->cand_len &&
+		     !htmm_cand_head_live_locked(hm, memcg); b++)
+			htmm_cand_take_locked(hm, memcg, &pfn);
+		spin_unlock_irqrestore(&hm->lock, flags);
+	} while (b == HTMM_LOCKED_BATCH);
 }
 
 /*
@@ -575,18 +575,58 @@ static void htmm_drain_parked(void)
 		lru_add_drain_all();
 }
 
+/*
+ * A walk over the cgroups with htmm enabled, in pre-order, that starts
+ * after the @first-th of them and wraps around: loops that serve cgroups
+ * until their budget of work runs out start each period after the cgroup
+ * served last, so that no cgroup waits for the ones before it.
+ */
+struct htmm_rotor {
+	unsigned int first;		/* enabled cgroups to skip at first */
+	unsigned int idx;		/* @memcg is the idx-th (from 1) */
+	int pass;			/* 0: after @first, 1: up to it */
+	struct mem_cgroup *memcg;	/* mem_cgroup_iter() position */
+};
+
+/*
+ * The next cgroup of the walk, or NULL at its end.  To leave the walk
+ * early, mem_cgroup_iter_break(NULL, memcg).
+ */
+static struct mem_cgroup *htmm_rotor_next(struct htmm_rotor *r)
+{
+	struct htmm_memcg *hm;
+	bool after;
+
+	while (r->pass < 2) {
+		r->memcg = mem_cgroup_iter(NULL, r->memcg, NULL);
+		if (!r->memcg) {
+			r->pass++;
+			r->idx = 0;
+			continue;
+		}
+		hm = htmm_memcg(r->memcg);
+		if (!hm || !READ_ONCE(hm->enabled))
+			continue;
+		after = ++r->idx > r->first;
+		/* Pass 0 takes those after @first, pass 1 the others. */
+		if (after != r->pass)
+			return r->memcg;
+	}
+	return NULL;
+}
+
 static void htmm_promote(struct htmm_migrater *m)
 {
-	struct mem_cgroup *memcg = NULL;
+	struct htmm_rotor r = { .first = m->promote_cursor };
+	struct mem_cgroup *memcg;
 	struct htmm_memcg *hm;
 
 	if (!htmm_node_is_fast(m->nid))
 		return;
 	htmm_drain_parked();
-	while ((memcg = mem_cgroup_iter(NULL, memcg, NULL))) {
+	while ((memcg = htmm_rotor_next(&r))) {
 		hm = htmm_memcg(memcg);
-		if (!hm || !READ_ONCE(hm->enabled))
-			continue;
+		m->promote_cursor = r.idx;
 		if (READ_ONCE(hm->split_due) && htmm_split_claim(hm))
 			htmm_split_round(memcg, &m->tokens);
 		if (READ_ONCE(hm->cand_len))
@@ -598,19 +638,79 @@ static void htmm_promote(struct htmm_migrater *m)
 	}
 }
 
+/*
+ * The excess of each over-budget cgroup seen in a demotion pass that is
+ * not yet assigned to a cgroup of its subtree.  A cgroup over its budget
+ * only through the pages of enabled descendants has them demote the
+ * excess between them, once, not once each.
+ */
+#define HTMM_LEDGER	16
+
+struct htmm_ledger {
+	struct mem_cgroup *memcg[HTMM_LEDGER];	/* pinned by a descendant */
+	long left[HTMM_LEDGER];
+	unsigned int nr;
+};
+
+/* The entry of @pos, new with @excess if there is none; NULL if full. */
+static long *htmm_ledger_slot(struct htmm_ledger *l, struct mem_cgroup *pos,
+			      long excess)
+{
+	unsigned int i;
+
+	for (i = 0; i < l->nr; i++)
+		if (l->memcg[i] == pos)
+			return &l->left[i];
+	if (l->nr == HTMM_LEDGER)
+		return NULL;
+	l->memcg[l->nr] = pos;
+	l->left[l->nr] = excess;
+	return &l->left[l->nr++];
+}
+
+/*
+ * Pages @memcg demotes from @nid for the budgets on its path: the largest
+ * unassigned excess along it, at most the cgroup's own pages there.
+ */
+static long htmm_demote_excess(struct mem_cgroup *memcg, int nid,
+			       unsigned int permille, struct htmm_ledger *l)
+{
+	struct mem_cgroup *pos;
+	long excess = 0, e, *slot;
+
+	for (pos = memcg; pos && !mem_cgroup_is_root(pos);
+	     pos = parent_mem_cgroup(pos)) {
+		if (!htmm_budget_binds(pos, memcg, nid, true))
+			continue;
+		e = -htmm_budget_left(pos, nid, permille, true);
+		slot = htmm_ledger_slot(l, pos, e);
+		excess = max(excess, slot ? *slot : e);
+	}
+	excess = min_t(long, excess, htmm_memcg_node_pages(memcg, nid, false));
+	if (excess <= 0)
+		return 0;
+	for (pos = memcg; pos && !mem_cgroup_is_root(pos);
+	     pos = parent_mem_cgroup(pos)) {
+		if (!htmm_budget_binds(pos, memcg, nid, true))
+			continue;
+		slot = htmm_ledger_slot(l, pos, 0);
+		if (slot)
+			*slot -= excess;
+	}
+	return excess;
+}
+
 /* Work out what @memcg has to demote from @nid.  Return: true if any. */
 static bool htmm_demote_need(struct mem_cgroup *memcg, int nid,
+			     struct htmm_ledger *ledger,
 			     struct htmm_demote_need *need)
 {
 	struct htmm_memcg *hm = htmm_memcg(memcg);
-	unsigned long budget = htmm_node_budget(hm, nid);
-	unsigned long use = htmm_memcg_node_pages(memcg, nid, true);
 	unsigned int pw = READ_ONCE(htmm_params.promotion_wmark);
 	unsigned int dw = min(READ_ONCE(htmm_params.demotion_wmark), pw);
-	unsigned long limit = budget - htmm_wmark_pages(budget, dw);
 	unsigned long room, waiting;
 
-	need->excess = use > limit ? use - limit : 0;
+	need->excess = htmm_demote_excess(memcg, nid, dw, ledger);
 	need->room = 0;
 	if (htmm_node_is_fast(nid)) {
 		htmm_cand_drop_stale(memcg);
@@ -762,16 +862,44 @@ static bool htmm_needs_left(struct htmm_demote_need *needs,
 	return false;
 }
 
+/*
+ * The cgroups that must demote from the node this period, at most
+ * HTMM_DEMOTE_MEMCGS of them, in turn from the one after the last taken.
+ * Return: how many, each in @needs with a css reference.
+ */
+static unsigned int htmm_demote_collect(struct htmm_migrater *m,
+					struct htmm_demote_need *needs)
+{
+	struct htmm_rotor r = { .first = m->demote_cursor };
+	struct htmm_ledger ledger = { .nr = 0 };
+	struct mem_cgroup *memcg;
+	unsigned int nr = 0;
+
+	while ((memcg = htmm_rotor_next(&r))) {
+		htmm_memcg_refresh(memcg);
+		if (!htmm_demote_need(memcg, m->nid, &ledger, &needs[nr]))
+			continue;
+		m->demote_cursor = r.idx;
+		css_get(&memcg->css);
+		needs[nr].memcg = memcg;
+		INIT_LIST_HEAD(&needs[nr].folios);
+		needs[nr].nr_isolated = 0;
+		if (++nr == HTMM_DEMOTE_MEMCGS) {
+			mem_cgroup_iter_break(NULL, memcg);
+			break;
+		}
+	}
+	return nr;
+}
+
 static void htmm_demote(struct htmm_migrater *m)
 {
 	struct htmm_demote_need needs[HTMM_DEMOTE_MEMCGS];
 	pg_data_t *pgdat = NODE_DATA(m->nid);
 	unsigned long start = pgdat->node_start_pfn;
 	unsigned long end = pgdat_end_pfn(pgdat);
-	struct mem_cgroup *memcg = NULL;
 	unsigned long scanned = 0, batch = 0;
-	unsigned int nr_needs = 0, i;
-	struct htmm_memcg *hm;
+	unsigned int nr_needs, i;
 	nodemask_t allowed;
 	int target;
 
@@ -780,22 +908,7 @@ static void htmm_demote(struct htmm_migrater *m)
 		return;
 	node_get_allowed_targets(pgdat, &allowed);
 
-	while ((memcg = mem_cgroup_iter(NULL, memcg, NULL))) {
-		hm = htmm_memcg(memcg);
-		if (!hm || !READ_ONCE(hm->enabled))
-			continue;
-		htmm_memcg_refresh(memcg);
-		if (!htmm_demote_need(memcg, m->nid, &needs[nr_needs]))
-			continue;
-		css_get(&memcg->css);
-		needs[nr_needs].memcg = memcg;
-		INIT_LIST_HEAD(&needs[nr_needs].folios);
-		needs[nr_needs].nr_isolated = 0;
-		if (++nr_needs == HTMM_DEMOTE_MEMCGS) {
-			mem_cgroup_iter_break(NULL, memcg);
-			break;
-		}
-	}
+	nr_needs = htmm_demote_collect(m, needs);
 	if (!nr_needs) {
 		m->level = HTMM_LEVEL_COLD;
 		return;
@@ -960,21 +1073,28 @@ void htmm_migrate_wake(void)
 
 /**
  * htmm_memcg_cand_alloc - Give a cgroup its promotion and split queues.
- * @hm: The cgroup's htmm state.
+ * @memcg: The cgroup.
+ *
+ * The queues are charged to @memcg itself (memory.stat "kernel"): a
+ * tenant pays for the metadata of its own enabling.
  *
  * Context: Process context, htmm_lock held.
- * Return: 0 or -ENOMEM.
+ * Return: 0 or -ENOMEM (also when the charge fails).
  */
-int htmm_memcg_cand_alloc(struct htmm_memcg *hm)
+int htmm_memcg_cand_alloc(struct mem_cgroup *memcg)
 {
+	struct htmm_memcg *hm = htmm_memcg(memcg);
+	struct mem_cgroup *old;
 	unsigned long *cand, flags;
 
 	lockdep_assert_held(&htmm_lock);
 	if (hm->cand)
 		return 0;
 	/* One block: the promotion queue, then the split candidates. */
+	old = set_active_memcg(memcg);
 	cand = kvcalloc(HTMM_CAND_SIZE + HTMM_THP_RING, sizeof(*cand),
-			GFP_KERNEL);
+			GFP_KERNEL_ACCOUNT);
+	set_active_memcg(old);
 	if (!cand)
 		return -ENOMEM;
 	spin_lock_irqsave(&hm->lock, flags);

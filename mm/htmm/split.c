@@ -40,6 +40,7 @@
 #include <linux/node.h>
 #include <linux/nodemask.h>
 #include <linux/pagemap.h>
+#include <linux/sched/mm.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/vmstat.h>
@@ -169,6 +170,36 @@ long htmm_split_for_room(struct mem_cgroup *memcg, struct folio *folio)
 	return sent;
 }
 
+/*
+ * Take the huge pages sampled since the last round off the ring, into
+ * @pfns (HTMM_THP_RING entries).  Each entry costs a page_ext lookup
+ * under hm->lock, so the lock is dropped every HTMM_LOCKED_BATCH
+ * entries: interrupts stay off for a bounded time.  Return: how many.
+ */
+static unsigned int htmm_split_drain(struct htmm_memcg *hm,
+				     struct mem_cgroup *memcg,
+				     unsigned long *pfns)
+{
+	unsigned int n = 0, b;
+	unsigned long flags;
+	bool more;
+
+	do {
+		spin_lock_irqsave(&hm->lock, flags);
+		for (b = 0; b < HTMM_LOCKED_BATCH && hm->thp_len &&
+		     n < HTMM_THP_RING; b++) {
+			pfns[n] = hm->thp_ring[hm->thp_head];
+			htmm_pfn_clear_flag_locked(hm, memcg, pfns[n++],
+						   HTMM_META_SEEN);
+			hm->thp_head = (hm->thp_head + 1) % HTMM_THP_RING;
+			hm->thp_len--;
+		}
+		more = hm->thp_len && n < HTMM_THP_RING;
+		spin_unlock_irqrestore(&hm->lock, flags);
+	} while (more);
+	return n;
+}
+
 /**
  * htmm_split_round - Decide how many huge pages to split, and split them.
  * @memcg: An htmm cgroup whose split round is due.
@@ -188,6 +219,7 @@ void htmm_split_round(struct mem_cgroup *memcg, unsigned long *tokens)
 	u64 requested = 0, failed = 0, nr_room = 0, for_room = 0;
 	u64 done_room = 0;
 	struct htmm_hist hist, split;
+	struct mem_cgroup *old;
 	long sent;
 	unsigned long *pfns, flags;
 	unsigned int n = 0, i, k;
@@ -199,7 +231,11 @@ void htmm_split_round(struct mem_cgroup *memcg, unsigned long *tokens)
 	u8 *class;
 	u64 cap;
 
-	pfns = kvmalloc_array(HTMM_THP_RING, sizeof(*pfns) + 1, GFP_KERNEL);
+	/* Charged to the cgroup it works for, like its queues. */
+	old = set_active_memcg(memcg);
+	pfns = kvmalloc_array(HTMM_THP_RING, sizeof(*pfns) + 1,
+			      GFP_KERNEL_ACCOUNT);
+	set_active_memcg(old);
 	if (!pfns)
 		return;
 	class = (u8 *)(pfns + HTMM_THP_RING);
@@ -212,16 +248,11 @@ void htmm_split_round(struct mem_cgroup *memcg, unsigned long *tokens)
 				node_set(nid, full);
 	}
 
+	n = htmm_split_drain(hm, memcg, pfns);
 	spin_lock_irqsave(&hm->lock, flags);
 	hist = hm->hist;
 	split = hm->hist_split;
 	cap = hm->capacity;
-	while (hm->thp_len) {
-		pfns[n] = hm->thp_ring[hm->thp_head];
-		htmm_pfn_clear_flag_locked(hm, memcg, pfns[n++], HTMM_META_SEEN);
-		hm->thp_head = (hm->thp_head + 1) % HTMM_THP_RING;
-		hm->thp_len--;
-	}
 	now_share = htmm_hit_permille(&hist, cap);
 	split_share = htmm_hit_permille(&split, cap);
 	gap = (int)split_share - (int)now_share;

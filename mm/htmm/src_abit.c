@@ -39,6 +39,7 @@
 #include <linux/mm.h>
 #include <linux/cgroup.h>
 #include <linux/delay.h>
+#include <linux/hashtable.h>
 #include <linux/hugetlb.h>
 #include <linux/kthread.h>
 #include <linux/math64.h>
@@ -217,37 +218,96 @@ static bool htmm_abit_scan_mm(struct mm_struct *mm, struct htmm_abit_walk *w,
 static unsigned long htmm_abit_next_scan;	/* jiffies; ksamplingd only */
 
 /*
- * The address spaces of the last scan, so that the next one knows which
- * it sees for the first time.  Each holds an mmgrab() reference, so that
- * a pointer is never compared with a freed and reused mm_struct.
- * ksamplingd only.
+ * The address spaces scanned before, so that a scan knows which it sees
+ * for the first time.  An entry holds an mmgrab() reference, so that a
+ * pointer is never compared with a freed and reused mm_struct; it goes
+ * when its process exits or leaves the htmm cgroups, so a process that
+ * comes back is seen for the first time again.  Each is charged to the
+ * cgroup of its process.  ksamplingd only.
  */
-static struct mm_struct *htmm_abit_known[HTMM_ABIT_MAX_MMS];
-static int htmm_abit_nr_known;
+struct htmm_abit_seen {
+	struct hlist_node node;
+	struct mm_struct *mm;
+};
 
-static bool htmm_abit_is_known(struct mm_struct *mm)
+#define HTMM_ABIT_SEEN_MAX	65536	/* beyond: every scan is a first */
+
+static DEFINE_HASHTABLE(htmm_abit_seen, 10);
+static unsigned int htmm_abit_nr_seen;
+
+static struct htmm_abit_seen *htmm_abit_find(struct mm_struct *mm)
 {
-	int i;
+	struct htmm_abit_seen *e;
 
-	for (i = 0; i < htmm_abit_nr_known; i++)
-		if (htmm_abit_known[i] == mm)
-			return true;
+	hash_for_each_possible(htmm_abit_seen, e, node, (unsigned long)mm)
+		if (e->mm == mm)
+			return e;
+	return NULL;
+}
+
+/* Remember @mm as seen.  Return: true if it was seen before. */
+static bool htmm_abit_see(struct mm_struct *mm)
+{
+	struct mem_cgroup *memcg, *old;
+	struct htmm_abit_seen *e;
+
+	if (htmm_abit_find(mm))
+		return true;
+	if (htmm_abit_nr_seen >= HTMM_ABIT_SEEN_MAX)
+		return false;
+	memcg = get_mem_cgroup_from_mm(mm);
+	old = set_active_memcg(memcg);
+	e = kmalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
+	set_active_memcg(old);
+	mem_cgroup_put(memcg);
+	if (!e)
+		return false;
+	mmgrab(mm);
+	e->mm = mm;
+	hash_add(htmm_abit_seen, &e->node, (unsigned long)mm);
+	htmm_abit_nr_seen++;
 	return false;
 }
 
-/* Forget the known address spaces; with @mms, know those @nr instead. */
-static void htmm_abit_know(struct mm_struct **mms, int nr)
+/* Is @mm's process still in a cgroup that htmm scans? */
+static bool htmm_abit_mm_in_use(struct mm_struct *mm)
 {
-	int i;
+	struct mem_cgroup *memcg;
+	bool in;
 
-	for (i = 0; i < nr; i++)
-		mmgrab(mms[i]);
-	for (i = 0; i < htmm_abit_nr_known; i++)
-		mmdrop(htmm_abit_known[i]);
-	for (i = 0; i < nr; i++)
-		htmm_abit_known[i] = mms[i];
-	htmm_abit_nr_known = nr;
+	if (!mmget_not_zero(mm))
+		return false;
+	memcg = get_mem_cgroup_from_mm(mm);
+	in = memcg && htmm_memcg(memcg) && READ_ONCE(htmm_memcg(memcg)->enabled);
+	mem_cgroup_put(memcg);
+	mmput(mm);
+	return in;
 }
+
+/* Forget the address spaces gone from the htmm cgroups, or all of them. */
+static void htmm_abit_forget(bool all)
+{
+	struct htmm_abit_seen *e;
+	struct hlist_node *tmp;
+	int bkt;
+
+	hash_for_each_safe(htmm_abit_seen, bkt, tmp, e, node) {
+		if (!all && htmm_abit_mm_in_use(e->mm))
+			continue;
+		hash_del(&e->node);
+		mmdrop(e->mm);
+		kfree(e);
+		htmm_abit_nr_seen--;
+	}
+}
+
+/*
+ * Where the next scan starts: the @proc-th process of the @cg-th enabled
+ * cgroup.  A scan takes at most HTMM_ABIT_MAX_MMS address spaces from
+ * there on, wrapping around, and the next one goes on after them, so that
+ * every process of every cgroup has its turn.  ksamplingd only.
+ */
+static unsigned int htmm_abit_cursor_cg, htmm_abit_cursor_proc;
 
 /* Scan statistics, written by ksamplingd only, read by the stat file. */
 static u64 htmm_abit_nr_scans;
@@ -265,18 +325,27 @@ void htmm_abit_stat(struct seq_file *m)
 	seq_printf(m, "abit_scan_cpu_ns %llu\n", READ_ONCE(htmm_abit_scan_ns));
 }
 
-/* Collect references to the address spaces of one cgroup's tasks. */
-static int htmm_abit_collect(struct mem_cgroup *memcg, struct mm_struct **mms,
-			     int nr, int max)
+/*
+ * Collect references to the address spaces of one cgroup's processes,
+ * from its @skip-th on.  Return: the new count; *@last is the index of the
+ * process after the last one taken.
+ */
+static int htmm_abit_collect(struct mem_cgroup *memcg, unsigned int skip,
+			     struct mm_struct **mms, int nr, unsigned int *last)
 {
 	struct css_task_iter it;
 	struct task_struct *task;
+	unsigned int proc = 0;
 	int i;
 
 	css_task_iter_start(&memcg->css, CSS_TASK_ITER_PROCS, &it);
-	while (nr < max && (task = css_task_iter_next(&it))) {
-		struct mm_struct *mm = get_task_mm(task);
+	while (nr < HTMM_ABIT_MAX_MMS && (task = css_task_iter_next(&it))) {
+		struct mm_struct *mm;
 
+		if (proc++ < skip)
+			continue;
+		*last = proc;
+		mm = get_task_mm(task);
 		if (!mm)
 			continue;
 		for (i = 0; i < nr; i++)
@@ -292,42 +361,99 @@ static int htmm_abit_collect(struct mem_cgroup *memcg, struct mm_struct **mms,
 	return nr;
 }
 
+/*
+ * Pin up to HTMM_ABIT_MAX_MMS enabled cgroups from the cursor on, with
+ * their positions in the list.  Return: how many; *@n: the list's length.
+ */
+static int htmm_abit_pin_memcgs(struct mem_cgroup **memcgs, unsigned int *pos,
+				unsigned int *n)
+{
+	struct htmm_memcg *hm;
+	unsigned int i, first, round;
+	int nr = 0;
+
+	spin_lock(&htmm_list_lock);
+	*n = 0;
+	list_for_each_entry(hm, &htmm_enabled_list, node)
+		(*n)++;
+	first = htmm_abit_cursor_cg < *n ? htmm_abit_cursor_cg : 0;
+	/* The list from @first to its end, then from its head to @first. */
+	for (round = 0; round < 2; round++) {
+		i = 0;
+		list_for_each_entry(hm, &htmm_enabled_list, node) {
+			if (nr == HTMM_ABIT_MAX_MMS || (round && i >= first))
+				break;
+			if ((round || i >= first) &&
+			    css_tryget_online(&hm->memcg->css)) {
+				pos[nr] = i;
+				memcgs[nr++] = hm->memcg;
+			}
+			i++;
+		}
+	}
+	spin_unlock(&htmm_list_lock);
+	if (first != htmm_abit_cursor_cg)
+		htmm_abit_cursor_proc = 0;
+	htmm_abit_cursor_cg = first;
+	return nr;
+}
+
+/*
+ * The address spaces of this scan: HTMM_ABIT_MAX_MMS at most, from the
+ * cursor on; the cursor moves past them.  Return: how many, in @mms.
+ */
+static int htmm_abit_gather(struct mm_struct **mms)
+{
+	struct mem_cgroup *memcgs[HTMM_ABIT_MAX_MMS];
+	unsigned int pos[HTMM_ABIT_MAX_MMS];
+	unsigned int n, skip, last = 0, next_cg, next_proc = 0;
+	int i, nr_memcg, nr = 0, prev;
+	bool full = false;
+
+	nr_memcg = htmm_abit_pin_memcgs(memcgs, pos, &n);
+	skip = htmm_abit_cursor_proc;
+	/* If all is taken, the next scan starts after these cgroups. */
+	next_cg = nr_memcg ? pos[nr_memcg - 1] + 1 : 0;
+	for (i = 0; i < nr_memcg; i++) {
+		prev = nr;
+		if (!full)
+			nr = htmm_abit_collect(memcgs[i],
+					       pos[i] == htmm_abit_cursor_cg ?
+					       skip : 0, mms, nr, &last);
+		css_put(&memcgs[i]->css);
+		if (!full && nr == HTMM_ABIT_MAX_MMS && prev < nr) {
+			/* Full: the next scan goes on in this cgroup. */
+			full = true;
+			next_cg = pos[i];
+			next_proc = last;
+		}
+	}
+	htmm_abit_cursor_cg = n ? next_cg % n : 0;
+	htmm_abit_cursor_proc = next_proc;
+	return nr;
+}
+
 static void htmm_abit_tick(unsigned int level)
 {
 	struct mm_struct *mms[HTMM_ABIT_MAX_MMS];
 	struct htmm_abit_walk w = { 0 };
-	struct mem_cgroup *memcgs[HTMM_ABIT_MAX_MMS];
-	struct htmm_memcg *hm;
-	int i, nr_memcg = 0, nr = 0;
+	int i, nr;
 	bool go = true;
 	u64 run;
 
 	if (time_before(jiffies, htmm_abit_next_scan))
 		return;
 
-	spin_lock(&htmm_list_lock);
-	list_for_each_entry(hm, &htmm_enabled_list, node) {
-		if (nr_memcg == HTMM_ABIT_MAX_MMS)
-			break;
-		if (css_tryget_online(&hm->memcg->css))
-			memcgs[nr_memcg++] = hm->memcg;
-	}
-	spin_unlock(&htmm_list_lock);
-	for (i = 0; i < nr_memcg; i++) {
-		nr = htmm_abit_collect(memcgs[i], mms, nr, HTMM_ABIT_MAX_MMS);
-		css_put(&memcgs[i]->css);
-	}
-
+	nr = htmm_abit_gather(mms);
 	run = current->se.sum_exec_runtime;
 	for (i = 0; i < nr; i++) {
-		w.first = !htmm_abit_is_known(mms[i]);
+		w.first = !htmm_abit_see(mms[i]);
 		if (go)
 			go = htmm_abit_scan_mm(mms[i], &w, level);
 	}
-	/* A scan cut short means ksamplingd stops: htmm_abit_stop() forgets. */
-	htmm_abit_know(mms, nr);
 	for (i = 0; i < nr; i++)
 		mmput(mms[i]);
+	htmm_abit_forget(false);
 	WRITE_ONCE(htmm_abit_scan_ns, htmm_abit_scan_ns +
 		   current->se.sum_exec_runtime - run);
 	WRITE_ONCE(htmm_abit_entries, htmm_abit_entries + w.entries);
@@ -346,7 +472,9 @@ static int htmm_abit_start(unsigned int period, unsigned int inst_period)
 
 static void htmm_abit_stop(void)
 {
-	htmm_abit_know(NULL, 0);
+	htmm_abit_forget(true);
+	htmm_abit_cursor_cg = 0;
+	htmm_abit_cursor_proc = 0;
 }
 
 const struct htmm_source_ops htmm_abit_source = {

@@ -28,7 +28,6 @@
  */
 static char *place_mem(size_t len, int node, bool thp)
 {
-	unsigned long mask = 1UL << node;
 	char *p;
 
 	p = mmap(NULL, len + HPAGE_SZ, PROT_READ | PROT_WRITE,
@@ -38,12 +37,7 @@ static char *place_mem(size_t len, int node, bool thp)
 	p = (char *)(((unsigned long)p + HPAGE_SZ - 1) & ~(HPAGE_SZ - 1));
 	if (madvise(p, len, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE))
 		return NULL;
-	if (syscall(SYS_mbind, p, len, HTMM_MPOL_BIND, &mask, 64, 0))
-		return NULL;
-	memset(p, 0x5a, len);
-	if (syscall(SYS_mbind, p, len, HTMM_MPOL_DEFAULT, NULL, 0, 0))
-		return NULL;
-	return p;
+	return htmm_fault_on(p, len, node) ? NULL : p;
 }
 
 static char *place(size_t len, int node)
@@ -64,60 +58,13 @@ static double share_on(void *p, size_t len, int node)
 /* Inject @per load samples on every @stride bytes of [p, p+len). */
 static int inject_stride(char *p, size_t len, size_t stride, int per)
 {
-	enum { LINE = 48, CHUNK = 4096 };
-	size_t npages = len / stride, i, n = 0, off = 0;
-	char *buf = malloc(CHUNK * LINE);
-	int k, ret = 0;
-
-	if (!buf)
-		return -ENOMEM;
-	for (k = 0; k < per; k++) {
-		for (i = 0; i < npages; i++) {
-			off += snprintf(buf + off, LINE, "%d %p load-slow\n",
-					(int)getpid(), p + i * stride);
-			if (++n == CHUNK) {
-				if (htmm_write_file(HTMM_DEBUGFS_DIR "/inject", buf,
-						    off) < 0)
-					ret = -EIO;
-				n = 0;
-				off = 0;
-			}
-		}
-	}
-	if (off && htmm_write_file(HTMM_DEBUGFS_DIR "/inject", buf, off) < 0)
-		ret = -EIO;
-	free(buf);
-	return ret;
+	return htmm_inject(getpid(), p, len, stride, per);
 }
 
 /* Inject @per_page load samples on every page of [p, p+len). */
 static int inject_range(void *p, size_t len, int per_page)
 {
 	return inject_stride(p, len, PAGE_SZ, per_page);
-}
-
-/* Number of kernel threads whose name starts with @prefix. */
-static int count_threads(const char *prefix)
-{
-	char path[300], comm[64];
-	struct dirent *d;
-	int n = 0;
-	DIR *dir;
-
-	dir = opendir("/proc");
-	if (!dir)
-		return -1;
-	while ((d = readdir(dir))) {
-		if (d->d_name[0] < '0' || d->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
-		if (htmm_read_file(path, comm, sizeof(comm)) <= 0)
-			continue;
-		if (!strncmp(comm, prefix, strlen(prefix)))
-			n++;
-	}
-	closedir(dir);
-	return n;
 }
 
 /* Tunables the tests change, restored in teardown. */
@@ -142,19 +89,10 @@ static int set_tunable(const char *name, const char *val)
 
 FIXTURE_SETUP(htmm_migrate)
 {
-	char path[PATH_MAX];
-	int i;
-
 	if (!htmm_path_exists(HTMM_DEBUGFS_DIR "/inject"))
 		SKIP(return, "no htmm debugfs (CONFIG_HTMM_DEBUG)");
 	htmm_cg_ctx_setup(_metadata, &self->c, true);
-	for (i = 0; i < (int)NR_SAVED; i++) {
-		snprintf(path, sizeof(path), HTMM_SYSFS_DIR "/%s",
-			 saved_names[i]);
-		ASSERT_LT(0, htmm_read_file(path, self->saved[i],
-					    sizeof(self->saved[i])));
-		self->saved[i][strcspn(self->saved[i], "\n")] = '\0';
-	}
+	htmm_save_files(HTMM_SYSFS_DIR, saved_names, NR_SAVED, self->saved);
 	ASSERT_EQ(0, set_tunable("htmm_sampler", "inject"));
 	ASSERT_EQ(0, set_tunable("htmm_promotion_period_in_ms", "100"));
 	ASSERT_EQ(0, set_tunable("htmm_demotion_period_in_ms", "100"));
@@ -164,13 +102,9 @@ FIXTURE_SETUP(htmm_migrate)
 
 FIXTURE_TEARDOWN(htmm_migrate)
 {
-	int i;
-
 	htmm_cg_enter(HTMM_CGROUP_ROOT, getpid());
 	htmm_cg_ctx_teardown(_metadata, &self->c);
-	for (i = 0; i < (int)NR_SAVED; i++)
-		if (self->saved[i][0])
-			set_tunable(saved_names[i], self->saved[i]);
+	htmm_restore_files(HTMM_SYSFS_DIR, saved_names, NR_SAVED, self->saved);
 }
 
 static void enable_and_enter(struct __test_metadata *_metadata,
@@ -185,31 +119,41 @@ static void enable_and_enter(struct __test_metadata *_metadata,
 /* One kmigraterd per node with memory, only while htmm is enabled. */
 TEST_F_TIMEOUT(htmm_migrate, thread_lifecycle, 120)
 {
-	double t0;
+	char path[HTMM_CG_PATH_MAX];
+	double t0, t_mkdir;
 	int n, i;
 
-	ASSERT_EQ(0, count_threads("kmigraterd"))
+	ASSERT_EQ(0, htmm_count_threads("kmigraterd"))
 		TH_LOG("kmigraterd running with no htmm cgroup");
 	for (i = 0; i < 3; i++) {
 		htmm_cg_ctx_write(_metadata, &self->c, "memory.htmm_enabled", "enabled");
-		n = count_threads("kmigraterd");
+		n = htmm_count_threads("kmigraterd");
 		EXPECT_EQ(self->c.nr_nodes, n);
 		htmm_cg_ctx_write(_metadata, &self->c, "memory.htmm_enabled", "disabled");
 		t0 = htmm_now_s();
-		while ((n = count_threads("kmigraterd")) && htmm_now_s() - t0 < 30)
+		while ((n = htmm_count_threads("kmigraterd")) && htmm_now_s() - t0 < 30)
 			usleep(10000);
 		EXPECT_EQ(0, n) TH_LOG("threads left after disable");
 	}
 	/* Removing the cgroup stops them too. */
 	htmm_cg_ctx_write(_metadata, &self->c, "memory.htmm_enabled", "enabled");
-	EXPECT_EQ(self->c.nr_nodes, count_threads("kmigraterd"));
+	EXPECT_EQ(self->c.nr_nodes, htmm_count_threads("kmigraterd"));
 	ASSERT_EQ(0, htmm_cg_destroy(self->c.cg));
 	self->c.cg[0] = '\0';
-	/* The cgroup goes offline asynchronously after rmdir. */
+	/*
+	 * The cgroup goes offline asynchronously after rmdir, under
+	 * cgroup_mutex; the threads stop in a work item after it, so a
+	 * mkdir right away does not wait for them.
+	 */
 	t0 = htmm_now_s();
-	while ((n = count_threads("kmigraterd")) && htmm_now_s() - t0 < 30)
+	ASSERT_EQ(0, htmm_cg_create(path, sizeof(path), "htmm_next"));
+	t_mkdir = htmm_now_s() - t0;
+	while ((n = htmm_count_threads("kmigraterd")) && htmm_now_s() - t0 < 30)
 		usleep(10000);
+	TH_LOG("after rmdir: mkdir took %.1f ms; threads gone after %.1f ms",
+	       t_mkdir * 1000, (htmm_now_s() - t0) * 1000);
 	EXPECT_EQ(0, n) TH_LOG("threads left after rmdir");
+	EXPECT_EQ(0, htmm_cg_destroy(path));
 }
 
 /* Injected hot pages on node 1 move to node 0, within the budget. */
