@@ -42,6 +42,8 @@
 #include <linux/swap.h>
 #include <linux/vmstat.h>
 #include <linux/wait.h>
+/* Not self-contained: after linux/mm.h and linux/sched.h. */
+#include <linux/compaction.h>
 
 #include "../internal.h"
 #include "internal.h"
@@ -299,26 +301,55 @@ static void htmm_count_isolated(struct list_head *list, long nr[2])
 }
 
 /*
- * Allocate a promotion target on the fast node.  A base page is allocated
- * as NUMA balancing allocates its promotions (alloc_misplaced_dst_folio(),
- * static and built only with CONFIG_NUMA_BALANCING): no direct reclaim.
- * A huge page still gets GFP_TRANSHUGE, which may compact the fast node:
- * with GFP_TRANSHUGE_LIGHT, as NUMA balancing uses, every huge page
- * promotion failed on the fragmented fast node of the test VM, and htmm
- * has no fallback for that yet (see the admin guide).
+ * Allocate a promotion target on the fast node, as NUMA balancing
+ * allocates its promotions (alloc_misplaced_dst_folio(), static and built
+ * only with CONFIG_NUMA_BALANCING): never with direct reclaim, and for a
+ * huge page without direct compaction either (GFP_TRANSHUGE_LIGHT).  When
+ * no huge page is free, kcompactd is woken to make one in the background;
+ * the folio stays where it is and goes up at a later try.
  */
 static struct folio *htmm_alloc_promote(struct folio *src,
 					unsigned long private)
 {
 	unsigned int order = folio_order(src);
 	gfp_t gfp = __GFP_THISNODE | __GFP_NOWARN;
+	int nid = (int)private;
+	struct folio *dst;
 
 	if (order)
-		gfp |= GFP_TRANSHUGE;
+		gfp |= GFP_TRANSHUGE_LIGHT;
 	else
 		gfp |= (GFP_HIGHUSER_MOVABLE & ~__GFP_RECLAIM) |
 		       __GFP_NOMEMALLOC | __GFP_NORETRY;
-	return __folio_alloc_node(gfp, order, (int)private);
+	dst = __folio_alloc_node(gfp, order, nid);
+	if (!dst && order)
+		wakeup_kcompactd(NODE_DATA(nid), order, gfp_zone(gfp));
+	return dst;
+}
+
+/*
+ * Promote the folios on @list to @nid, base pages first: migrate_pages()
+ * gives up on the rest of a batch at the first target it cannot
+ * allocate, which for huge pages happens while the node is fragmented.
+ * Return: pages migrated.
+ */
+static unsigned int htmm_promote_list(struct list_head *list, int nid)
+{
+	unsigned int nr = 0, nr_large = 0;
+	struct folio *folio, *next;
+	LIST_HEAD(large);
+
+	list_for_each_entry_safe(folio, next, list, lru)
+		if (folio_test_large(folio))
+			list_move_tail(&folio->lru, &large);
+	if (!list_empty(list))
+		migrate_pages(list, htmm_alloc_promote, NULL, nid,
+			      MIGRATE_ASYNC, MR_NUMA_MISPLACED, &nr);
+	if (!list_empty(&large))
+		migrate_pages(&large, htmm_alloc_promote, NULL, nid,
+			      MIGRATE_ASYNC, MR_NUMA_MISPLACED, &nr_large);
+	list_splice_tail(&large, list);
+	return nr + nr_large;
 }
 
 /* Count promotions where NUMA-balancing tiering counts its own. */
@@ -358,8 +389,7 @@ unsigned long htmm_migrate_list(struct mem_cgroup *memcg,
 		return 0;
 	htmm_count_isolated(list, before);
 	if (up) {
-		migrate_pages(list, htmm_alloc_promote, NULL, nid,
-			      MIGRATE_ASYNC, MR_NUMA_MISPLACED, &nr_succeeded);
+		nr_succeeded = htmm_promote_list(list, nid);
 		htmm_count_promoted(memcg, nid, nr_succeeded);
 	} else {
 		/* The target node first, then the other lower tiers. */

@@ -326,8 +326,25 @@ TEST_F_TIMEOUT(htmm_split, demote_splits_skewed, 600)
 }
 
 /* Uniformly accessed huge pages stay whole and are promoted whole. */
+/* Direct reclaim and direct compaction stalls so far (/proc/vmstat). */
+static unsigned long long direct_stalls(void)
+{
+	static const char * const keys[] = {
+		"compact_stall", "allocstall_dma", "allocstall_dma32",
+		"allocstall_normal", "allocstall_movable",
+	};
+	unsigned long long sum = 0, v;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(keys); i++)
+		if (!htmm_vmstat_get(keys[i], &v))
+			sum += v;
+	return sum;
+}
+
 TEST_F_TIMEOUT(htmm_split, uniform_stays_whole, 600)
 {
+	unsigned long long stalls0, stalls1;
 	unsigned long per_node[HTMM_MAX_NODES], bad;
 	unsigned long long rounds = 0;
 	double t0 = htmm_now_s();
@@ -337,6 +354,7 @@ TEST_F_TIMEOUT(htmm_split, uniform_stays_whole, 600)
 	ASSERT_EQ(0, set_tunable("htmm_cooling_period", "16384"));
 	if (!setup_region(_metadata, &self->c, &self->region, "128M"))
 		return;
+	stalls0 = direct_stalls();
 	while (htmm_now_s() - t0 < 400) {
 		ASSERT_EQ(0, add_samples(self->region, -1, 1));
 		rounds = htmm_cg_ctx_stat(&self->c, "split_rounds");
@@ -363,6 +381,11 @@ TEST_F_TIMEOUT(htmm_split, uniform_stays_whole, 600)
 	EXPECT_LE(REGION / PAGE_SZ / 2, per_node[HTMM_FAST_NODE]);
 	EXPECT_EQ(0ULL, htmm_cg_ctx_stat(&self->c, "split_done"));
 	EXPECT_LE((long)(REGION / KiB), huge_kb);
+	/* Promotion neither reclaims nor compacts on the fast node. */
+	stalls1 = direct_stalls();
+	TH_LOG("direct reclaim and compaction stalls meanwhile: %llu",
+	       stalls1 - stalls0);
+	EXPECT_EQ(stalls0, stalls1);
 }
 
 /* htmm_thres_split=0: skewed huge pages are left whole. */
