@@ -176,21 +176,20 @@ static void htmm_disable(struct mem_cgroup *memcg)
 }
 
 /**
- * htmm_subtree_adapt - Recompute the thresholds below a changed budget.
- * @memcg: The cgroup whose budget or state changed; NULL for all.
+ * htmm_adapt_all - Recompute the thresholds of every enabled cgroup.
  *
- * Budgets are hierarchical, so those of every enabled cgroup in the
- * subtree of @memcg may have moved.
+ * Budgets are hierarchical and shared under overcommit, so a change of
+ * one cgroup's budget or state may move those of any other.
  *
  * Context: Process context, htmm_lock held.
  */
-void htmm_subtree_adapt(struct mem_cgroup *memcg)
+void htmm_adapt_all(void)
 {
 	struct mem_cgroup *pos;
 
 	lockdep_assert_held(&htmm_lock);
-	for (pos = mem_cgroup_iter(memcg, NULL, NULL); pos;
-	     pos = mem_cgroup_iter(memcg, pos, NULL))
+	for (pos = mem_cgroup_iter(NULL, NULL, NULL); pos;
+	     pos = mem_cgroup_iter(NULL, pos, NULL))
 		if (READ_ONCE(htmm_memcg(pos)->enabled))
 			htmm_memcg_adapt(pos);
 	htmm_migrate_wake();
@@ -247,7 +246,7 @@ int htmm_memcg_set_enabled(struct mem_cgroup *memcg, bool enable,
 	if (!err) {
 		/* Tops and shares may move anywhere. */
 		htmm_recount_tops();
-		htmm_subtree_adapt(NULL);
+		htmm_adapt_all();
 	}
 out:
 	mutex_unlock(&htmm_lock);
@@ -295,7 +294,7 @@ void htmm_memcg_offline(struct mem_cgroup *memcg)
 	if (memcg->htmm->enabled) {
 		htmm_disable(memcg);
 		htmm_recount_tops();
-		htmm_subtree_adapt(NULL);
+		htmm_adapt_all();
 		if (!htmm_nr_enabled)
 			schedule_work(&htmm_stop_work);
 	}

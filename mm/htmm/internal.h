@@ -320,8 +320,8 @@ int htmm_parse_uint(const char *buf, unsigned int min, unsigned int max,
 bool htmm_room_lacks(long room, unsigned long nr);
 bool htmm_budget_binds(struct mem_cgroup *pos, struct mem_cgroup *memcg,
 		       int nid, bool self);
-long htmm_budget_left(struct mem_cgroup *pos, int nid, unsigned int permille,
-		      bool flush);
+long htmm_budget_left(struct mem_cgroup *pos, int nid, unsigned int permille);
+void htmm_path_flush(struct mem_cgroup *memcg, int nid, bool self);
 unsigned long htmm_path_budget(struct mem_cgroup *memcg, int nid);
 void htmm_recount_tops(void);
 long htmm_path_room(struct mem_cgroup *memcg, int nid, unsigned int permille,
@@ -370,7 +370,7 @@ unsigned int htmm_pfn_clear_flag_locked(struct htmm_memcg *hm,
 					unsigned long pfn, unsigned int flag);
 int htmm_folio_skew(struct folio *folio, struct mem_cgroup *memcg);
 void htmm_memcg_adapt(struct mem_cgroup *memcg);
-void htmm_subtree_adapt(struct mem_cgroup *memcg);
+void htmm_adapt_all(void);
 void htmm_memcg_refresh(struct mem_cgroup *memcg);
 void htmm_memcg_stat(struct mem_cgroup *memcg, struct seq_file *m);
 struct htmm_meta *htmm_meta_get(struct page *page, struct page_ext **ext);

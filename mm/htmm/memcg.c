@@ -199,7 +199,7 @@ static bool htmm_ancestor_enabled(struct mem_cgroup *memcg)
  * htmm_recount_tops - Find the top cgroups and add up their budgets.
  *
  * Called whenever a cgroup is enabled or disabled or a budget changes.
- * Followed by htmm_subtree_adapt() of the root: every share may move.
+ * Followed by htmm_adapt_all(): every share may move.
  *
  * Context: htmm_lock held.
  */
@@ -231,22 +231,41 @@ void htmm_recount_tops(void)
  * @pos: The cgroup.
  * @nid: The node.
  * @permille: Share of the budget kept free, per mille (a watermark).
- * @flush: Flush the cgroup's statistics first (may sleep).
  *
- * The budget counts the pages of the whole subtree of @pos on @nid.
+ * The budget counts the pages of the whole subtree of @pos on @nid, from
+ * the statistics as last flushed (htmm_path_flush()).
  *
- * Context: Process context if @flush; any context otherwise.
  * Return: budget - watermark - pages, negative if over.
  */
-long htmm_budget_left(struct mem_cgroup *pos, int nid, unsigned int permille,
-		      bool flush)
+long htmm_budget_left(struct mem_cgroup *pos, int nid, unsigned int permille)
 {
 	unsigned long budget = htmm_budget_of(pos, nid);
 
-	if (flush)
-		mem_cgroup_flush_stats(pos);
 	return (long)(budget - htmm_wmark_pages(budget, permille)) -
 	       (long)htmm_subtree_node_pages(pos, nid);
+}
+
+/**
+ * htmm_path_flush - Flush the statistics the budgets on a path count.
+ * @memcg: The cgroup.
+ * @nid: The node.
+ * @self: As for htmm_budget_binds().
+ *
+ * One flush of the highest cgroup whose budget binds covers the subtrees
+ * of all the others on the path.
+ *
+ * Context: Process context, may sleep.
+ */
+void htmm_path_flush(struct mem_cgroup *memcg, int nid, bool self)
+{
+	struct mem_cgroup *pos, *top = NULL;
+
+	for (pos = memcg; pos && !mem_cgroup_is_root(pos);
+	     pos = parent_mem_cgroup(pos))
+		if (htmm_budget_binds(pos, memcg, nid, self))
+			top = pos;
+	if (top)
+		mem_cgroup_flush_stats(top);
 }
 
 /**
@@ -279,7 +298,7 @@ unsigned long htmm_path_budget(struct mem_cgroup *memcg, int nid)
  * @nid: The node.
  * @permille: Share of each budget kept free, per mille (a watermark).
  * @self: Count the budget of @memcg even without htmm or a limit there.
- * @flush: Flush the statistics of each binding cgroup first (may sleep).
+ * @flush: Flush the statistics first (htmm_path_flush(); may sleep).
  *
  * Every binding budget on the path from @memcg to the root counts the
  * pages of its whole subtree on @nid: a delegated subtree cannot get more
@@ -295,11 +314,12 @@ long htmm_path_room(struct mem_cgroup *memcg, int nid, unsigned int permille,
 	struct mem_cgroup *pos;
 	long room = LONG_MAX;
 
+	if (flush)
+		htmm_path_flush(memcg, nid, self);
 	for (pos = memcg; pos && !mem_cgroup_is_root(pos);
 	     pos = parent_mem_cgroup(pos))
 		if (htmm_budget_binds(pos, memcg, nid, self))
-			room = min(room, htmm_budget_left(pos, nid, permille,
-							  flush));
+			room = min(room, htmm_budget_left(pos, nid, permille));
 	return room;
 }
 
@@ -506,7 +526,7 @@ set:
 	WRITE_ONCE(hm->max_nr_pages[nid], nr_pages);
 	/* The fast-tier budgets moved, and the shares of all: thresholds. */
 	htmm_recount_tops();
-	htmm_subtree_adapt(NULL);
+	htmm_adapt_all();
 	mutex_unlock(&htmm_lock);
 	return nbytes;
 }

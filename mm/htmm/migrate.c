@@ -708,11 +708,12 @@ static long htmm_demote_excess(struct mem_cgroup *memcg, int nid,
 	struct mem_cgroup *pos;
 	long excess = 0, e, *slot;
 
+	htmm_path_flush(memcg, nid, true);
 	for (pos = memcg; pos && !mem_cgroup_is_root(pos);
 	     pos = parent_mem_cgroup(pos)) {
 		if (!htmm_budget_binds(pos, memcg, nid, true))
 			continue;
-		e = -htmm_budget_left(pos, nid, permille, true);
+		e = -htmm_budget_left(pos, nid, permille);
 		slot = htmm_ledger_slot(l, pos, e);
 		excess = max(excess, slot ? *slot : e);
 	}
