@@ -138,8 +138,10 @@ static_assert(sizeof(struct htmm_meta) % sizeof(u64) == 0);
 #define HTMM_META_SEEN		0x08	/* huge page on the split candidates */
 #define HTMM_META_SPLIT		0x10	/* split by htmm (at @mtime) */
 #define HTMM_META_QUEUED_HOT	0x20	/* queued as hot: asks for room */
+#define HTMM_META_QUEUED_STRONG	0x40	/* ... a bin above the hot threshold */
 /* Cleared when the folio's queue entries stop naming it. */
-#define HTMM_META_QUEUES	(HTMM_META_QUEUED | HTMM_META_QUEUED_HOT)
+#define HTMM_META_QUEUES	(HTMM_META_QUEUED | HTMM_META_QUEUED_HOT | \
+				 HTMM_META_QUEUED_STRONG)
 
 /* Why kmigraterd left a page where it is. */
 enum htmm_skip {
@@ -155,12 +157,20 @@ extern const char * const htmm_skip_names[HTMM_NR_SKIPS];
 
 /*
  * Promotion candidates per cgroup: a ring under hm->lock of folio PFNs,
- * each shifted left by HTMM_CAND_SHIFT with the folio's order below and
- * HTMM_CAND_FILL for a folio queued from the fill bin, not a hot one.
+ * each shifted left by HTMM_CAND_SHIFT with the folio's order below,
+ * HTMM_CAND_FILL for an entry that asks for no room (a folio queued from
+ * the fill bin, not a hot one), and HTMM_CAND_STRONG for a hot folio
+ * queued a bin or more above the hot threshold (warm folios may go down
+ * for its room).  A folio queued as hot that turns strong is queued once
+ * more, with both bits: its first entry still asks for the room.
+ * cand_pages counts the entries without HTMM_CAND_FILL, cand_strong_pages
+ * those with HTMM_CAND_STRONG.
  */
 #define HTMM_CAND_SIZE		16384
-#define HTMM_CAND_SHIFT		6
-#define HTMM_CAND_FILL		(1UL << (HTMM_CAND_SHIFT - 1))
+#define HTMM_CAND_SHIFT		7
+#define HTMM_CAND_STRONG	(1UL << (HTMM_CAND_SHIFT - 1))
+#define HTMM_CAND_FILL		(1UL << (HTMM_CAND_SHIFT - 2))
+#define HTMM_CAND_HOT		BIT(HTMM_CAND_SHIFT)	/* not stored */
 #define HTMM_CAND_ENTRY(pfn, order)	(((pfn) << HTMM_CAND_SHIFT) | (order))
 #define HTMM_CAND_PFN(e)	((e) >> HTMM_CAND_SHIFT)
 #define HTMM_CAND_ORDER(e)	((e) & (HTMM_CAND_FILL - 1))
@@ -206,6 +216,7 @@ struct htmm_memcg {
 	unsigned int cand_head;		/* next to pop */
 	unsigned int cand_len;		/* entries queued */
 	u64 cand_pages;			/* pages of the queued hot folios */
+	u64 cand_strong_pages;		/* ... of those queued strong */
 	u64 nr_cand_dropped;		/* ring full */
 	u64 nr_promoted;		/* pages */
 	u64 nr_demoted;
@@ -351,6 +362,8 @@ struct htmm_page_info {
 	unsigned int epoch;	/* the cgroup's cooling epoch */
 	bool hot;		/* folio at or above the hot threshold */
 	bool fill;		/* ... or at least in the fill bin */
+	bool sampled;		/* the folio has htmm metadata */
+	unsigned int hot_bin;	/* the cgroup's hot threshold */
 	unsigned int warm_bin;	/* the cgroup's warm threshold */
 	unsigned int flags;	/* HTMM_META_* of the folio */
 	unsigned int mbin;	/* folio bin when htmm last moved it */

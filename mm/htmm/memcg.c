@@ -252,7 +252,13 @@ long htmm_budget_left(struct mem_cgroup *pos, int nid, unsigned int permille)
  * @self: As for htmm_budget_binds().
  *
  * One flush of the highest cgroup whose budget binds covers the subtrees
- * of all the others on the path.
+ * of all the others on the path.  The flush is unconditional, unlike
+ * mem_cgroup_flush_stats(), which skips it until the updates pending in
+ * the hierarchy exceed MEMCG_CHARGE_BATCH per online CPU: kmigraterd fills
+ * a budget up to its promotion watermark and demotes from its demotion
+ * watermark, and a count that is off by more than the pages between the
+ * two makes it trade pages up and down for ever.  The cost is that of
+ * the rstat flush of the updated cgroups of that subtree, once a period.
  *
  * Context: Process context, may sleep.
  */
@@ -264,8 +270,8 @@ void htmm_path_flush(struct mem_cgroup *memcg, int nid, bool self)
 	     pos = parent_mem_cgroup(pos))
 		if (htmm_budget_binds(pos, memcg, nid, self))
 			top = pos;
-	if (top)
-		mem_cgroup_flush_stats(top);
+	if (top && !mem_cgroup_disabled())
+		cgroup_rstat_flush(top->css.cgroup);
 }
 
 /**

@@ -189,6 +189,9 @@ bool htmm_cand_take_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 	if (!(e & HTMM_CAND_FILL))
 		hm->cand_pages -= min_t(u64, hm->cand_pages,
 					1UL << HTMM_CAND_ORDER(e));
+	if (e & HTMM_CAND_STRONG)
+		hm->cand_strong_pages -= min_t(u64, hm->cand_strong_pages,
+					       1UL << HTMM_CAND_ORDER(e));
 	m = htmm_pfn_meta_locked(hm, memcg, *pfn, &ext);
 	if (!m)
 		return true;
@@ -232,24 +235,42 @@ bool htmm_cand_head_live_locked(struct htmm_memcg *hm,
 }
 
 /*
- * Queue a hot folio that sits on a slow node for promotion.  Caller holds
- * hm->lock; @h is the folio's head metadata and @bin its bin.  A folio
- * queued in the fill bin that turns hot is queued again, as hot: only hot
- * entries ask demotion to make room, and with the fast tier full a fill
- * entry waits for room that nothing else would make.  For the same
- * reason, on a full queue a hot folio takes the place of the fill entry
- * at the head, if there is one there.
+ * The flags of the entry a folio in @bin with queue flags @flags gets: 0
+ * if it needs none.  A folio queued in the fill bin that turns hot is
+ * queued again, as hot: only hot entries ask demotion to make room, and
+ * with the fast tier full a fill entry waits for room that nothing else
+ * would make.  A folio queued as hot that turns strong is queued again
+ * for the same reason, with an entry that only adds strength.
+ */
+static unsigned long htmm_cand_bits(const struct htmm_memcg *hm,
+				    unsigned int flags, unsigned int bin)
+{
+	if (!htmm_bin_hot(hm, bin))
+		return hm->fill != HTMM_BIN_NONE && bin >= hm->fill &&
+		       !(flags & HTMM_META_QUEUED) ? HTMM_CAND_FILL : 0;
+	if (bin == hm->hot)
+		return flags & HTMM_META_QUEUED_HOT ? 0 : HTMM_CAND_HOT;
+	if (flags & HTMM_META_QUEUED_STRONG)
+		return 0;
+	return flags & HTMM_META_QUEUED_HOT ?
+	       HTMM_CAND_FILL | HTMM_CAND_STRONG : HTMM_CAND_STRONG;
+}
+
+/*
+ * Queue a folio that sits on a slow node for promotion (htmm_cand_bits()).
+ * Caller holds hm->lock; @h is the folio's head metadata and @bin its bin.
+ * On a full queue a hot folio takes the place of the entry at the head if
+ * that asks for no room.
  */
 static void htmm_queue_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 			      struct folio *folio, struct htmm_meta *h,
 			      unsigned int bin)
 {
+	unsigned long bits = htmm_cand_bits(hm, h->flags, bin);
 	bool hot = htmm_bin_hot(hm, bin);
 	unsigned long e;
 
-	if (!hm->cand ||
-	    (!hot && (hm->fill == HTMM_BIN_NONE || bin < hm->fill)) ||
-	    (h->flags & (hot ? HTMM_META_QUEUED_HOT : HTMM_META_QUEUED)) ||
+	if (!hm->cand || !bits ||
 	    READ_ONCE(htmm_params.mode) == HTMM_MODE_NO_MIGRATION ||
 	    htmm_node_is_fast(folio_nid(folio)))
 		return;
@@ -270,15 +291,20 @@ static void htmm_queue_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 			return;
 		htmm_cand_take_locked(hm, memcg, &e);	/* e: scratch */
 	}
-	e = HTMM_CAND_ENTRY(folio_pfn(folio), folio_order(folio));
+	e = HTMM_CAND_ENTRY(folio_pfn(folio), folio_order(folio)) |
+	    (bits & ~HTMM_CAND_HOT);
 	/* Only hot folios ask demotion to make room for them. */
-	if (hot)
+	if (!(e & HTMM_CAND_FILL))
 		hm->cand_pages += folio_nr_pages(folio);
-	else
-		e |= HTMM_CAND_FILL;
+	if (e & HTMM_CAND_STRONG)
+		hm->cand_strong_pages += folio_nr_pages(folio);
 	hm->cand[(hm->cand_head + hm->cand_len) % HTMM_CAND_SIZE] = e;
 	hm->cand_len++;
-	h->flags |= hot ? HTMM_META_QUEUES : HTMM_META_QUEUED;
+	h->flags |= HTMM_META_QUEUED;
+	if (hot)
+		h->flags |= HTMM_META_QUEUED_HOT;
+	if (e & HTMM_CAND_STRONG)
+		h->flags |= HTMM_META_QUEUED_STRONG;
 }
 
 static void htmm_hist_move(struct htmm_memcg *hm, struct htmm_hist *h,
@@ -674,6 +700,8 @@ int htmm_page_info(struct page *page, struct htmm_page_info *info)
 		info->hot = htmm_bin_hot(hm, info->folio_bin);
 		info->fill = info->hot || (hm->fill != HTMM_BIN_NONE &&
 					   info->folio_bin >= hm->fill);
+		info->sampled = true;
+		info->hot_bin = hm->hot;
 		info->warm_bin = hm->warm;
 		info->epoch = htmm_coolings(hm);
 		info->flags = h->flags;

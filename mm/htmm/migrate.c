@@ -52,6 +52,9 @@
 #define HTMM_SCAN_MAX		(SZ_512M >> PAGE_SHIFT)
 /* Folios migrated in one call of migrate_pages(). */
 #define HTMM_BATCH		64
+/* Promotion batches in a row that may move nothing, per cgroup and period. */
+#define HTMM_IDLE_BATCHES	8
+
 /* Cgroups one demotion period serves, at most. */
 #define HTMM_DEMOTE_MEMCGS	16
 
@@ -83,8 +86,16 @@ struct htmm_migrater {
 	unsigned int promote_cursor;	/* struct htmm_rotor.first */
 	unsigned int demote_cursor;
 	unsigned long wrap_progress;	/* pages isolated since the last wrap */
+	unsigned long room_rest;	/* jiffies: no walks for room before */
 	enum htmm_level level;
 };
+
+/*
+ * After a whole pass over the node at the last strictness found nothing
+ * to demote, walks only for room (no cgroup over its budget) rest this
+ * long: the folios that wait are not hot enough to displace any.
+ */
+#define HTMM_ROOM_REST		HZ
 
 /*
  * The threads, indexed by node id.  Created and destroyed under htmm_lock;
@@ -98,6 +109,7 @@ struct htmm_demote_need {
 	struct mem_cgroup *memcg;	/* css reference held */
 	long excess;			/* pages over the demotion watermark */
 	long room;			/* pages to free for waiting promotions */
+	long room_strong;		/* ... of it, for strong entries */
 	struct list_head folios;	/* isolated, not yet migrated */
 	unsigned long nr_isolated;
 };
@@ -415,6 +427,12 @@ unsigned long htmm_migrate_list(struct mem_cgroup *memcg,
 				HTMM_META_PROMOTED | HTMM_META_DEMOTED);
 	failed = after[0] + after[1];
 	putback_movable_pages(list);
+	/*
+	 * The new folios wait in this CPU's LRU batch, where the LRU
+	 * statistics do not count them yet: the next look at the budget
+	 * would see room that they already took.
+	 */
+	lru_add_drain();
 
 	spin_lock_irqsave(&hm->lock, flags);
 	if (up)
@@ -466,6 +484,63 @@ static void htmm_cand_drop_stale(struct mem_cgroup *memcg)
 }
 
 /*
+ * Isolate for promotion the folios at @pfns that still qualify, taking at
+ * most @room pages.  Return: pages isolated onto @list; *@nr_base: how many
+ * of them are base pages.
+ */
+static unsigned long htmm_promote_pick(struct mem_cgroup *memcg,
+				       const unsigned long *pfns,
+				       unsigned int n, unsigned long room,
+				       struct list_head *list,
+				       unsigned long *nr_base)
+{
+	struct htmm_memcg *hm = htmm_memcg(memcg);
+	struct htmm_page_info info;
+	unsigned long nr = 0;
+	struct folio *folio;
+	enum htmm_skip why;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		folio = htmm_get_folio(pfns[i]);
+		if (!folio)
+			continue;
+		if (!htmm_folio_in(folio, memcg) ||
+		    htmm_node_is_fast(folio_nid(folio)) ||
+		    htmm_page_info(&folio->page, &info) || !info.fill ||
+		    (!info.hot && READ_ONCE(hm->cand_pages)))
+			goto put;
+		/*
+		 * A skewed huge page that is only in the fill bin, or that
+		 * does not fit the room left, has hot subpages in a cold huge
+		 * page: split it, and its hot subpages are queued on their own.
+		 */
+		if (folio_test_large(folio) &&
+		    (!info.hot || folio_nr_pages(folio) > room - nr) &&
+		    htmm_split_for_room(memcg, folio) >= 0)
+			continue;	/* it took our reference */
+		if (folio_nr_pages(folio) > room - nr)
+			goto put;
+		if (htmm_settling(&info, true)) {
+			htmm_count_skip(hm, HTMM_SKIP_SETTLE, folio_nr_pages(folio));
+			goto put;
+		}
+		why = htmm_isolate(folio, list);
+		if (why != HTMM_NR_SKIPS) {
+			htmm_count_skip(hm, why, folio_nr_pages(folio));
+			goto put;
+		}
+		nr += folio_nr_pages(folio);
+		*nr_base += !folio_test_large(folio);
+		htmm_folio_mark(folio, memcg, HTMM_META_PROMOTED,
+				HTMM_META_DEMOTED);
+put:
+		folio_put(folio);
+	}
+	return nr;
+}
+
+/*
  * Promote queued hot folios of @memcg into @m's node, up to the room the
  * cgroup has there and the tokens left.  Folios of the fill bin go up
  * only while no hot folio waits; skewed huge pages among them are split.
@@ -473,13 +548,9 @@ static void htmm_cand_drop_stale(struct mem_cgroup *memcg)
 static void htmm_promote_memcg(struct htmm_migrater *m,
 			       struct mem_cgroup *memcg)
 {
-	struct htmm_memcg *hm = htmm_memcg(memcg);
 	unsigned long pfns[HTMM_BATCH];
-	struct htmm_page_info info;
-	unsigned long room, nr, moved;
-	enum htmm_skip why;
-	struct folio *folio;
-	unsigned int i, n;
+	unsigned long room, nr, nr_base, moved;
+	unsigned int n, idle = 0;
 	LIST_HEAD(list);
 
 	room = min(htmm_promote_room(memcg, m->nid), m->tokens);
@@ -488,55 +559,23 @@ static void htmm_promote_memcg(struct htmm_migrater *m,
 						     HTMM_BATCH));
 		if (!n)
 			break;
-		nr = 0;
-		for (i = 0; i < n; i++) {
-			folio = htmm_get_folio(pfns[i]);
-			if (!folio)
-				continue;
-			if (!htmm_folio_in(folio, memcg) ||
-			    htmm_node_is_fast(folio_nid(folio)) ||
-			    htmm_page_info(&folio->page, &info) || !info.fill ||
-			    (!info.hot && READ_ONCE(hm->cand_pages))) {
-				folio_put(folio);
-				continue;
-			}
-			/*
-			 * A skewed huge page that is only in the fill bin, or
-			 * that does not fit the room left, has hot subpages in
-			 * a cold huge page: split it, and its hot subpages are
-			 * queued on their own.
-			 */
-			if (folio_test_large(folio) &&
-			    (!info.hot || folio_nr_pages(folio) > room - nr) &&
-			    htmm_split_for_room(memcg, folio) >= 0)
-				continue;	/* it took our reference */
-			if (folio_nr_pages(folio) > room - nr) {
-				folio_put(folio);
-				continue;
-			}
-			if (htmm_settling(&info, true)) {
-				htmm_count_skip(hm, HTMM_SKIP_SETTLE,
-						folio_nr_pages(folio));
-				folio_put(folio);
-				continue;
-			}
-			why = htmm_isolate(folio, &list);
-			if (why == HTMM_NR_SKIPS) {
-				nr += folio_nr_pages(folio);
-				htmm_folio_mark(folio, memcg,
-						HTMM_META_PROMOTED,
-						HTMM_META_DEMOTED);
-			} else {
-				htmm_count_skip(hm, why, folio_nr_pages(folio));
-			}
-			folio_put(folio);
-		}
+		nr_base = 0;
+		nr = htmm_promote_pick(memcg, pfns, n, room, &list, &nr_base);
 		moved = htmm_migrate_list(memcg, &list, NUMA_NO_NODE, m->nid,
 					  NULL, true);
-		m->tokens -= min(m->tokens, nr);
-		room -= min(room, nr);
-		if (!moved && nr)
-			break;	/* the node is full after all */
+		m->tokens -= min(m->tokens, moved);
+		room -= min(room, moved);
+		/*
+		 * Not a base page moved: the node is full after all.  Huge
+		 * pages alone fail while the node has no free huge page (and
+		 * kcompactd was woken to make one); the base pages queued
+		 * behind them still fit, but only HTMM_IDLE_BATCHES batches
+		 * in a row may move nothing.
+		 */
+		if (!moved && nr && (nr_base || ++idle >= HTMM_IDLE_BATCHES))
+			break;
+		if (moved)
+			idle = 0;
 		cond_resched();
 	}
 }
@@ -739,41 +778,57 @@ static bool htmm_demote_need(struct mem_cgroup *memcg, int nid,
 	struct htmm_memcg *hm = htmm_memcg(memcg);
 	unsigned int pw = READ_ONCE(htmm_params.promotion_wmark);
 	unsigned int dw = min(READ_ONCE(htmm_params.demotion_wmark), pw);
-	unsigned long room, waiting;
+	unsigned long room, waiting, strong;
 
 	need->excess = htmm_demote_excess(memcg, nid, dw, ledger);
 	need->room = 0;
+	need->room_strong = 0;
 	if (htmm_node_is_fast(nid)) {
 		htmm_cand_drop_stale(memcg);
 		waiting = READ_ONCE(hm->cand_pages);
+		strong = min(READ_ONCE(hm->cand_strong_pages), waiting);
 		room = htmm_promote_room(memcg, nid);
 		if (waiting > room)
 			need->room = waiting - room;
+		if (strong > room)
+			need->room_strong = strong - room;
 	}
 	return need->excess > 0 || need->room > 0;
 }
 
 /*
- * May a folio leave for @need at strictness @level?  Cold folios go first.
- * To make room for hot folios, warm ones may go too: a hot folio is worth
- * more in the fast tier.  Only a budget below the hot set itself (excess
- * at strictness HTMM_LEVEL_ANY) lets hot folios go.
+ * May a folio leave for @need at strictness @level?  For an excess, cold
+ * folios go first, then warm ones; only a budget below the hot set itself
+ * (strictness HTMM_LEVEL_ANY) lets hot folios go.
+ *
+ * Room for waiting hot folios is made with a margin of two bins, a factor
+ * of two to four in density: a folio goes down for one that only reached
+ * the hot threshold if its bin is two or more below the threshold (or it
+ * was never sampled), and a warm folio only for a strong entry, queued a
+ * bin or more above the threshold.  Sampling moves pages used alike by a
+ * bin either way; without the margin, two such sets on either side of the
+ * threshold would trade places for ever.
  */
 static bool htmm_demotable(const struct htmm_page_info *info,
 			   const struct htmm_demote_need *need,
 			   enum htmm_level level)
 {
-	if (need->excess <= 0 && level > HTMM_LEVEL_WARM)
-		level = HTMM_LEVEL_WARM;
-	switch (level) {
-	case HTMM_LEVEL_COLD:
-		return info->warm_bin != HTMM_BIN_NONE ?
-		       info->folio_bin < info->warm_bin : true;
-	case HTMM_LEVEL_WARM:
-		return !info->hot;
-	default:
-		return true;
+	if (need->excess > 0) {
+		switch (level) {
+		case HTMM_LEVEL_COLD:
+			return info->warm_bin != HTMM_BIN_NONE ?
+			       info->folio_bin < info->warm_bin : true;
+		case HTMM_LEVEL_WARM:
+			return !info->hot;
+		default:
+			return true;
+		}
 	}
+	if (!info->sampled || (info->hot_bin != HTMM_BIN_NONE &&
+			       info->folio_bin + 2 <= info->hot_bin))
+		return need->room > 0;
+	return level >= HTMM_LEVEL_WARM && !info->hot &&
+	       need->room_strong > 0;
 }
 
 /* Look at the folio at @pfn for demotion.  Return: the next pfn to see. */
@@ -817,6 +872,7 @@ static unsigned long htmm_demote_pfn(struct htmm_migrater *m,
 	if (err == -ENODEV) {
 		/* Never sampled: as cold as it gets. */
 		memset(&info, 0, sizeof(info));
+		info.hot_bin = HTMM_BIN_NONE;
 		info.warm_bin = HTMM_BIN_NONE;
 	} else if (err) {
 		goto put;
@@ -833,6 +889,7 @@ static unsigned long htmm_demote_pfn(struct htmm_migrater *m,
 			m->wrap_progress += max(sent, 1L);
 			need->excess -= sent;
 			need->room -= sent;
+			need->room_strong -= sent;
 			m->tokens -= min_t(unsigned long, m->tokens, sent);
 			return next;	/* it took our reference */
 		}
@@ -861,6 +918,7 @@ static unsigned long htmm_demote_pfn(struct htmm_migrater *m,
 	m->wrap_progress += nr;
 	need->excess -= nr;
 	need->room -= nr;
+	need->room_strong -= nr;
 	m->tokens -= min_t(unsigned long, m->tokens, nr);
 put:
 	folio_put(folio);
@@ -944,6 +1002,11 @@ static void htmm_demote(struct htmm_migrater *m)
 		m->level = HTMM_LEVEL_COLD;
 		return;
 	}
+	if (time_before(jiffies, m->room_rest))
+		for (i = 0; i < nr_needs; i++) {
+			needs[i].room = 0;
+			needs[i].room_strong = 0;
+		}
 
 	if (m->scan_pfn < start || m->scan_pfn >= end)
 		m->scan_pfn = start;
@@ -960,6 +1023,8 @@ static void htmm_demote(struct htmm_migrater *m)
 			/* A whole pass found nothing: be less picky. */
 			if (!m->wrap_progress && m->level < HTMM_LEVEL_ANY)
 				m->level++;
+			else if (!m->wrap_progress)
+				m->room_rest = jiffies + HTMM_ROOM_REST;
 			m->wrap_progress = 0;
 		}
 		if (batch >= HTMM_BATCH * 64) {
