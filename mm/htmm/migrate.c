@@ -483,25 +483,20 @@ static void htmm_cand_drop_stale(struct mem_cgroup *memcg)
 	} while (b == HTMM_LOCKED_BATCH);
 }
 
-/* One batch of promotions. */
-struct htmm_promote_batch {
-	struct list_head list;		/* isolated folios */
-	unsigned long nr;		/* their pages */
-	unsigned long nr_base;		/* base pages among them */
-	unsigned int nr_large;
-	unsigned long large[HTMM_BATCH];	/* PFNs of the huge pages */
-};
-
 /*
  * Isolate for promotion the folios at @pfns that still qualify, taking at
- * most @room pages, onto @b.
+ * most @room pages.  Return: pages isolated onto @list; *@nr_base: how many
+ * of them are base pages.
  */
-static void htmm_promote_pick(struct mem_cgroup *memcg,
-			      const unsigned long *pfns, unsigned int n,
-			      unsigned long room, struct htmm_promote_batch *b)
+static unsigned long htmm_promote_pick(struct mem_cgroup *memcg,
+				       const unsigned long *pfns,
+				       unsigned int n, unsigned long room,
+				       struct list_head *list,
+				       unsigned long *nr_base)
 {
 	struct htmm_memcg *hm = htmm_memcg(memcg);
 	struct htmm_page_info info;
+	unsigned long nr = 0;
 	struct folio *folio;
 	enum htmm_skip why;
 	unsigned int i;
@@ -521,56 +516,28 @@ static void htmm_promote_pick(struct mem_cgroup *memcg,
 		 * page: split it, and its hot subpages are queued on their own.
 		 */
 		if (folio_test_large(folio) &&
-		    (!info.hot || folio_nr_pages(folio) > room - b->nr) &&
+		    (!info.hot || folio_nr_pages(folio) > room - nr) &&
 		    htmm_split_for_room(memcg, folio) >= 0)
 			continue;	/* it took our reference */
-		if (folio_nr_pages(folio) > room - b->nr)
+		if (folio_nr_pages(folio) > room - nr)
 			goto put;
 		if (htmm_settling(&info, true)) {
 			htmm_count_skip(hm, HTMM_SKIP_SETTLE, folio_nr_pages(folio));
 			goto put;
 		}
-		why = htmm_isolate(folio, &b->list);
+		why = htmm_isolate(folio, list);
 		if (why != HTMM_NR_SKIPS) {
 			htmm_count_skip(hm, why, folio_nr_pages(folio));
 			goto put;
 		}
-		b->nr += folio_nr_pages(folio);
-		if (folio_test_large(folio))
-			b->large[b->nr_large++] = folio_pfn(folio);
-		else
-			b->nr_base++;
+		nr += folio_nr_pages(folio);
+		*nr_base += !folio_test_large(folio);
 		htmm_folio_mark(folio, memcg, HTMM_META_PROMOTED,
 				HTMM_META_DEMOTED);
 put:
 		folio_put(folio);
 	}
-}
-
-/*
- * Huge pages of @b that are still on a slow node failed to go up whole:
- * the fast node had no free huge page (kcompactd was woken to make one).
- * Split those that are skewed, so that their hot subpages go up now
- * rather than when kcompactd has caught up (htmm_split_for_room()).
- */
-static void htmm_split_failed(struct mem_cgroup *memcg,
-			      const struct htmm_promote_batch *b)
-{
-	struct folio *folio;
-	unsigned int i;
-
-	for (i = 0; i < b->nr_large; i++) {
-		folio = htmm_get_folio(b->large[i]);
-		if (!folio)
-			continue;
-		if (folio_pfn(folio) == b->large[i] &&
-		    folio_test_large(folio) &&
-		    !htmm_node_is_fast(folio_nid(folio)) &&
-		    htmm_folio_in(folio, memcg) &&
-		    htmm_split_for_room(memcg, folio) >= 0)
-			continue;	/* it took our reference */
-		folio_put(folio);
-	}
+	return nr;
 }
 
 /*
@@ -581,25 +548,21 @@ static void htmm_split_failed(struct mem_cgroup *memcg,
 static void htmm_promote_memcg(struct htmm_migrater *m,
 			       struct mem_cgroup *memcg)
 {
-	struct htmm_promote_batch b;
 	unsigned long pfns[HTMM_BATCH];
-	unsigned long room, moved;
+	unsigned long room, nr, nr_base, moved;
 	unsigned int n, idle = 0;
+	LIST_HEAD(list);
 
-	INIT_LIST_HEAD(&b.list);
 	room = min(htmm_promote_room(memcg, m->nid), m->tokens);
 	while (room && !kthread_should_stop()) {
 		n = htmm_cand_pop(memcg, pfns, min_t(unsigned long, room,
 						     HTMM_BATCH));
 		if (!n)
 			break;
-		b.nr = 0;
-		b.nr_base = 0;
-		b.nr_large = 0;
-		htmm_promote_pick(memcg, pfns, n, room, &b);
-		moved = htmm_migrate_list(memcg, &b.list, NUMA_NO_NODE,
-					  m->nid, NULL, true);
-		htmm_split_failed(memcg, &b);
+		nr_base = 0;
+		nr = htmm_promote_pick(memcg, pfns, n, room, &list, &nr_base);
+		moved = htmm_migrate_list(memcg, &list, NUMA_NO_NODE, m->nid,
+					  NULL, true);
 		m->tokens -= min(m->tokens, moved);
 		room -= min(room, moved);
 		/*
@@ -609,8 +572,7 @@ static void htmm_promote_memcg(struct htmm_migrater *m,
 		 * behind them still fit, but only HTMM_IDLE_BATCHES batches
 		 * in a row may move nothing.
 		 */
-		if (!moved && b.nr &&
-		    (b.nr_base || ++idle >= HTMM_IDLE_BATCHES))
+		if (!moved && nr && (nr_base || ++idle >= HTMM_IDLE_BATCHES))
 			break;
 		if (moved)
 			idle = 0;
