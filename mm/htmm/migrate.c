@@ -507,19 +507,21 @@ static unsigned long htmm_promote_pick(struct mem_cgroup *memcg,
 			continue;
 		if (!htmm_folio_in(folio, memcg) ||
 		    htmm_node_is_fast(folio_nid(folio)) ||
-		    htmm_page_info(&folio->page, &info) || !info.fill ||
-		    (!info.hot && READ_ONCE(hm->cand_pages)))
+		    htmm_page_info(&folio->page, &info) || !info.fill)
 			goto put;
 		/*
 		 * A skewed huge page that is only in the fill bin, or that
 		 * does not fit the room left, has hot subpages in a cold huge
 		 * page: split it, and its hot subpages are queued on their own.
+		 * Splitting takes no room, so it does not wait for the hot
+		 * folios queued before (those of the last split among them).
 		 */
 		if (folio_test_large(folio) &&
 		    (!info.hot || folio_nr_pages(folio) > room - nr) &&
 		    htmm_split_for_room(memcg, folio) >= 0)
 			continue;	/* it took our reference */
-		if (folio_nr_pages(folio) > room - nr)
+		if (folio_nr_pages(folio) > room - nr ||
+		    (!info.hot && READ_ONCE(hm->cand_pages)))
 			goto put;
 		if (htmm_settling(&info, true)) {
 			htmm_count_skip(hm, HTMM_SKIP_SETTLE, folio_nr_pages(folio));
