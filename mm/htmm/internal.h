@@ -401,7 +401,7 @@ struct folio *htmm_get_folio(unsigned long pfn);
 bool htmm_folio_in(struct folio *folio, struct mem_cgroup *memcg);
 enum htmm_skip htmm_isolate(struct folio *folio, struct list_head *list);
 void htmm_count_skip(struct htmm_memcg *hm, enum htmm_skip why, long nr);
-unsigned long htmm_promote_room(struct mem_cgroup *memcg, int nid);
+unsigned long htmm_promote_room(struct mem_cgroup *memcg, int nid, bool flush);
 void htmm_note_parked(void);
 unsigned long htmm_migrate_list(struct mem_cgroup *memcg,
 				struct list_head *list, int src_nid, int nid,

@@ -150,16 +150,19 @@ static unsigned long htmm_node_room(int nid)
  * htmm_promote_room - Pages a cgroup may still promote into a node now.
  * @memcg: An htmm cgroup.
  * @nid: A fast node.
+ * @flush: Flush the statistics first (htmm_path_flush()); false only
+ *	right after such a flush.
  *
+ * Context: Process context if @flush, may sleep.
  * Return: What the budgets on the cgroup's path (htmm_path_room()) leave
  * on @nid below their promotion watermarks, at most the node's free pages
  * above its zones' high marks.
  */
-unsigned long htmm_promote_room(struct mem_cgroup *memcg, int nid)
+unsigned long htmm_promote_room(struct mem_cgroup *memcg, int nid, bool flush)
 {
 	long room = htmm_path_room(memcg, nid,
 				   READ_ONCE(htmm_params.promotion_wmark),
-				   true, true);
+				   true, flush);
 
 	if (room <= 0)
 		return 0;
@@ -555,7 +558,7 @@ static void htmm_promote_memcg(struct htmm_migrater *m,
 	unsigned int n, idle = 0;
 	LIST_HEAD(list);
 
-	room = min(htmm_promote_room(memcg, m->nid), m->tokens);
+	room = min(htmm_promote_room(memcg, m->nid, true), m->tokens);
 	while (room && !kthread_should_stop()) {
 		n = htmm_cand_pop(memcg, pfns, min_t(unsigned long, room,
 						     HTMM_BATCH));
@@ -789,7 +792,8 @@ static bool htmm_demote_need(struct mem_cgroup *memcg, int nid,
 		htmm_cand_drop_stale(memcg);
 		waiting = READ_ONCE(hm->cand_pages);
 		strong = min(READ_ONCE(hm->cand_strong_pages), waiting);
-		room = htmm_promote_room(memcg, nid);
+		/* htmm_demote_excess() flushed the same path. */
+		room = htmm_promote_room(memcg, nid, false);
 		if (waiting > room)
 			need->room = waiting - room;
 		if (strong > room)

@@ -244,7 +244,8 @@ void htmm_split_round(struct mem_cgroup *memcg, unsigned long *tokens)
 	if (splitting) {
 		for_each_node_state(nid, N_MEMORY)
 			if (htmm_node_is_fast(nid) &&
-			    htmm_promote_room(memcg, nid) < HTMM_SPLIT_FULL)
+			    htmm_promote_room(memcg, nid, true) <
+			    HTMM_SPLIT_FULL)
 				node_set(nid, full);
 	}
 
