@@ -138,7 +138,7 @@ static_assert(sizeof(struct htmm_meta) % sizeof(u64) == 0);
 #define HTMM_META_SEEN		0x08	/* huge page on the split candidates */
 #define HTMM_META_SPLIT		0x10	/* split by htmm (at @mtime) */
 #define HTMM_META_QUEUED_HOT	0x20	/* queued as hot: asks for room */
-#define HTMM_META_QUEUED_STRONG	0x40	/* ... a bin above the hot threshold */
+#define HTMM_META_QUEUED_STRONG	0x40	/* ... HTMM_STRONG_BINS above the hot bin */
 /* Cleared when the folio's queue entries stop naming it. */
 #define HTMM_META_QUEUES	(HTMM_META_QUEUED | HTMM_META_QUEUED_HOT | \
 				 HTMM_META_QUEUED_STRONG)
@@ -160,13 +160,15 @@ extern const char * const htmm_skip_names[HTMM_NR_SKIPS];
  * each shifted left by HTMM_CAND_SHIFT with the folio's order below,
  * HTMM_CAND_FILL for an entry that asks for no room (a folio queued from
  * the fill bin, not a hot one), and HTMM_CAND_STRONG for a hot folio
- * queued a bin or more above the hot threshold (warm folios may go down
- * for its room).  A folio queued as hot that turns strong is queued once
- * more, with both bits: its first entry still asks for the room.
+ * queued HTMM_STRONG_BINS or more above the hot threshold (warm folios,
+ * a bin below it, may go down for its room: a margin of three bins).  A
+ * folio queued as hot that turns strong is queued once more, with both
+ * bits: its first entry still asks for the room.
  * cand_pages counts the entries without HTMM_CAND_FILL, cand_strong_pages
  * those with HTMM_CAND_STRONG.
  */
 #define HTMM_CAND_SIZE		16384
+#define HTMM_STRONG_BINS	2
 #define HTMM_CAND_SHIFT		7
 #define HTMM_CAND_STRONG	(1UL << (HTMM_CAND_SHIFT - 1))
 #define HTMM_CAND_FILL		(1UL << (HTMM_CAND_SHIFT - 2))

@@ -248,7 +248,7 @@ static unsigned long htmm_cand_bits(const struct htmm_memcg *hm,
 	if (!htmm_bin_hot(hm, bin))
 		return hm->fill != HTMM_BIN_NONE && bin >= hm->fill &&
 		       !(flags & HTMM_META_QUEUED) ? HTMM_CAND_FILL : 0;
-	if (bin == hm->hot)
+	if (bin < hm->hot + HTMM_STRONG_BINS)
 		return flags & HTMM_META_QUEUED_HOT ? 0 : HTMM_CAND_HOT;
 	if (flags & HTMM_META_QUEUED_STRONG)
 		return 0;
@@ -257,10 +257,24 @@ static unsigned long htmm_cand_bits(const struct htmm_memcg *hm,
 }
 
 /*
+ * How much an entry with @bits asks of demotion: 0 for no room (fill), 1
+ * for room cold folios make, 2 for room warm folios make as well (strong).
+ */
+static unsigned int htmm_cand_rank(unsigned long bits)
+{
+	if (bits & HTMM_CAND_STRONG)
+		return 2;
+	return bits & HTMM_CAND_FILL ? 0 : 1;
+}
+
+/*
  * Queue a folio that sits on a slow node for promotion (htmm_cand_bits()).
  * Caller holds hm->lock; @h is the folio's head metadata and @bin its bin.
- * On a full queue a hot folio takes the place of the entry at the head if
- * that asks for no room.
+ * On a full queue a folio takes the place of the entry at the head if that
+ * asks for less: a hot one that of a fill entry, a strong one that of a
+ * hot one.  Without the second, a queue full of hot entries kept every
+ * strong one out, and warm folios, which go down only for strong entries,
+ * stayed in the fast tier for ever.
  */
 static void htmm_queue_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 			      struct folio *folio, struct htmm_meta *h,
@@ -287,9 +301,12 @@ static void htmm_queue_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 	}
 	if (hm->cand_len == HTMM_CAND_SIZE) {
 		hm->nr_cand_dropped++;
-		if (!hot || !(hm->cand[hm->cand_head] & HTMM_CAND_FILL))
+		if (htmm_cand_rank(bits) <=
+		    htmm_cand_rank(hm->cand[hm->cand_head]))
 			return;
 		htmm_cand_take_locked(hm, memcg, &e);	/* e: scratch */
+		/* The head may have been this folio's own hot entry. */
+		bits = htmm_cand_bits(hm, h->flags, bin);
 	}
 	e = HTMM_CAND_ENTRY(folio_pfn(folio), folio_order(folio)) |
 	    (bits & ~HTMM_CAND_HOT);

@@ -810,9 +810,9 @@ static bool htmm_demote_need(struct mem_cgroup *memcg, int nid,
  * Room for waiting hot folios is made with a margin of two bins, a factor
  * of two to four in density: a folio goes down for one that only reached
  * the hot threshold if its bin is two or more below the threshold (or it
- * was never sampled), and a warm folio only for a strong entry, queued a
- * bin or more above the threshold.  Sampling moves pages used alike by a
- * bin either way; without the margin, two such sets on either side of the
+ * was never sampled), and a warm folio only for a strong entry, queued
+ * HTMM_STRONG_BINS or more above the threshold.  Sampling moves pages
+ * used alike by a bin either way; without the margin, two such sets on either side of the
  * threshold would trade places for ever.
  */
 static bool htmm_demotable(const struct htmm_page_info *info,
