@@ -161,14 +161,14 @@ extern const char * const htmm_skip_names[HTMM_NR_SKIPS];
  * HTMM_CAND_FILL for an entry that asks for no room (a folio queued from
  * the fill bin, not a hot one), and HTMM_CAND_STRONG for a hot folio
  * queued HTMM_STRONG_BINS or more above the hot threshold (warm folios,
- * a bin below it, may go down for its room: a margin of three bins).  A
+ * a bin below it, may go down for its room: a margin of two bins).  A
  * folio queued as hot that turns strong is queued once more, with both
  * bits: its first entry still asks for the room.
  * cand_pages counts the entries without HTMM_CAND_FILL, cand_strong_pages
  * those with HTMM_CAND_STRONG.
  */
 #define HTMM_CAND_SIZE		16384
-#define HTMM_STRONG_BINS	2
+#define HTMM_STRONG_BINS	1
 #define HTMM_CAND_SHIFT		7
 #define HTMM_CAND_STRONG	(1UL << (HTMM_CAND_SHIFT - 1))
 #define HTMM_CAND_FILL		(1UL << (HTMM_CAND_SHIFT - 2))
@@ -224,6 +224,7 @@ struct htmm_memcg {
 	u64 nr_demoted;
 	u64 nr_migrate_failed;
 	u64 nr_skipped[HTMM_NR_SKIPS];
+	u64 nr_demote_seen;		/* pages demotion walks looked at */
 	unsigned long *thp_ring;	/* HTMM_THP_RING PFNs, or NULL */
 	unsigned int thp_head;
 	unsigned int thp_len;

@@ -12,10 +12,10 @@
  *
  * Promotion candidates are not searched for: the sample path queues a
  * folio on its cgroup's promotion queue when the folio reaches the hot
- * threshold while it sits on a slow node.  Demotion candidates are found
- * by walking the node's page frames from a cursor that persists across
- * periods, a bounded number per period, as compaction does; only folios of
- * cgroups that need to demote are looked at closely.
+ * threshold while it sits on a slow node.  Demotion candidates come from
+ * the LRU lists of each cgroup that needs to demote, on that node, oldest
+ * first (see htmm_lru_list()), a bounded number per period: the work
+ * grows with the cgroup's pages, not with the node.
  *
  * Work is bounded by a token bucket per node (htmm_migrate_rate_mb, at
  * most one second of burst) and by the scan bound below.
@@ -48,15 +48,14 @@
 #include "../internal.h"
 #include "internal.h"
 
-/* Page frames one demotion period looks at, at most. */
+/* Pages one demotion period looks at, at most. */
 #define HTMM_SCAN_MAX		(SZ_512M >> PAGE_SHIFT)
+/* Folios taken from an LRU list under its lock at a time. */
+#define HTMM_LRU_BATCH		32
 /* Folios migrated in one call of migrate_pages(). */
 #define HTMM_BATCH		64
 /* Promotion batches in a row that may move nothing, per cgroup and period. */
 #define HTMM_IDLE_BATCHES	8
-
-/* Cgroups one demotion period serves, at most. */
-#define HTMM_DEMOTE_MEMCGS	16
 
 const char * const htmm_skip_names[HTMM_NR_SKIPS] = {
 	[HTMM_SKIP_PINNED] = "pinned",
@@ -73,6 +72,29 @@ enum htmm_level {
 	HTMM_LEVEL_ANY,		/* anything: the budget is below the hot set */
 };
 
+/*
+ * Where the demotion walk over a cgroup's LRU lists on a node stands, and
+ * how strict it is there.  A pass over all the lists that did not meet
+ * the cgroup's need makes the next one less strict; after such a pass at
+ * the last strictness, walks only for room (the cgroup is not over its
+ * budget) rest for HTMM_ROOM_REST: the folios that wait are not hot
+ * enough to displace any.  A cgroup that did not need to demote in the last period
+ * starts anew, at the oldest list and the strictest level.
+ */
+struct htmm_lru_pos {
+	unsigned short id;		/* mem_cgroup_id(); 0: unused */
+	unsigned short slot;		/* list walked, for htmm_lru_list() */
+	long left;			/* its pages still to see; -1: unread */
+	unsigned long period;		/* htmm_migrater.period last served */
+	unsigned long room_rest;	/* jiffies: no walks for room before */
+	enum htmm_level level;
+};
+
+#define HTMM_ROOM_REST		HZ
+
+/* Cgroups one demotion period serves, at most. */
+#define HTMM_DEMOTE_MEMCGS	16
+
 /* One kmigraterd.  Only its own thread touches the fields after start. */
 struct htmm_migrater {
 	struct task_struct *task;
@@ -82,20 +104,12 @@ struct htmm_migrater {
 	unsigned long next_demote;
 	unsigned long tokens;		/* pages we may still move */
 	unsigned long refill;		/* jiffies of the last refill */
-	unsigned long scan_pfn;		/* demotion cursor */
 	unsigned int promote_cursor;	/* struct htmm_rotor.first */
 	unsigned int demote_cursor;
-	unsigned long wrap_progress;	/* pages isolated since the last wrap */
-	unsigned long room_rest;	/* jiffies: no walks for room before */
-	enum htmm_level level;
+	unsigned long period;		/* demotion periods run */
+	/* The walks of the cgroups served last. */
+	struct htmm_lru_pos lru_pos[HTMM_DEMOTE_MEMCGS];
 };
-
-/*
- * After a whole pass over the node at the last strictness found nothing
- * to demote, walks only for room (no cgroup over its budget) rest this
- * long: the folios that wait are not hot enough to displace any.
- */
-#define HTMM_ROOM_REST		HZ
 
 /*
  * The threads, indexed by node id.  Created and destroyed under htmm_lock;
@@ -112,6 +126,8 @@ struct htmm_demote_need {
 	long room_strong;		/* ... of it, for strong entries */
 	struct list_head folios;	/* isolated, not yet migrated */
 	unsigned long nr_isolated;
+	unsigned long seen;		/* pages looked at this period */
+	struct htmm_lru_pos *pos;
 };
 
 /**
@@ -837,43 +853,165 @@ static bool htmm_demotable(const struct htmm_page_info *info,
 	       need->room_strong > 0;
 }
 
-/* Look at the folio at @pfn for demotion.  Return: the next pfn to see. */
-static unsigned long htmm_demote_pfn(struct htmm_migrater *m,
-				     unsigned long pfn,
-				     struct htmm_demote_need *needs,
-				     unsigned int nr_needs)
-{
-	struct htmm_demote_need *need = NULL;
-	struct htmm_page_info info;
-	struct mem_cgroup *memcg;
-	struct htmm_memcg *hm;
-	struct folio *folio;
-	enum htmm_skip why;
-	unsigned long next;
-	unsigned int i;
-	long nr, sent;
-	int err;
+/* Unevictable folios are never demoted: their list is not walked. */
+static const enum lru_list htmm_lrus[] = {
+	LRU_INACTIVE_ANON, LRU_INACTIVE_FILE, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE,
+};
 
-	folio = htmm_get_folio(pfn);
-	if (!folio)
-		return pfn + 1;
-	nr = folio_nr_pages(folio);
-	next = folio_pfn(folio) + nr;
-	if (folio_nid(folio) != m->nid)
-		goto put;
-	rcu_read_lock();
-	memcg = folio_memcg(folio);
-	for (i = 0; i < nr_needs; i++) {
-		if (needs[i].memcg == memcg &&
-		    (needs[i].excess > 0 || needs[i].room > 0)) {
-			need = &needs[i];
+#ifdef CONFIG_LRU_GEN
+#define HTMM_GEN_SLOTS		(MAX_NR_GENS * ANON_AND_FILE * MAX_NR_ZONES)
+#else
+#define HTMM_GEN_SLOTS		0
+#endif
+#define HTMM_LRU_SLOTS		(HTMM_GEN_SLOTS + ARRAY_SIZE(htmm_lrus))
+
+/*
+ * The LRU list a demotion walk looks at in @slot of @lruvec, and its size
+ * in *@pages; NULL if the slot names none now.  Oldest first, as reclaim
+ * takes them: the multi-gen LRU's generations from the oldest (each with
+ * both types and all zones), then the classic lists, inactive before
+ * active.  Only one kind has folios, except while the multi-gen LRU is
+ * switched on or off.  Caller holds the LRU lock.
+ */
+static struct list_head *htmm_lru_list(struct lruvec *lruvec,
+				       unsigned int slot, long *pages)
+{
+#ifdef CONFIG_LRU_GEN
+	if (slot < HTMM_GEN_SLOTS) {
+		struct lru_gen_folio *lrugen = &lruvec->lrugen;
+		unsigned int zone = slot % MAX_NR_ZONES;
+		unsigned int type = slot / MAX_NR_ZONES % ANON_AND_FILE;
+		unsigned long seq = READ_ONCE(lrugen->min_seq[type]) +
+				    slot / (MAX_NR_ZONES * ANON_AND_FILE);
+		int gen = lru_gen_from_seq(seq);
+
+		if (seq > READ_ONCE(lrugen->max_seq))
+			return NULL;
+		*pages = READ_ONCE(lrugen->nr_pages[gen][type][zone]);
+		return &lrugen->folios[gen][type][zone];
+	}
+	slot -= HTMM_GEN_SLOTS;
+#endif
+	*pages = lruvec_page_state_local(lruvec, NR_LRU_BASE + htmm_lrus[slot]);
+	return &lruvec->lists[htmm_lrus[slot]];
+}
+
+/*
+ * Take a reference on up to @max folios where @pos stands, from the tail
+ * of its list, and rotate every folio looked at to the head: the next
+ * batch and the next period go on where this one stopped, and the walk of
+ * a list ends once as many pages as it held (at least a batch) were looked
+ * at.  Rotation keeps a multi-gen LRU folio in its generation; on the
+ * classic LRU it gives the folios htmm kept one more trip along their list
+ * before reclaim, as a referenced folio gets.
+ * Return: how many, in @folios; the pages looked at are added to *@seen.
+ */
+static unsigned int htmm_lru_take(struct lruvec *lruvec,
+				  struct htmm_lru_pos *pos,
+				  struct folio **folios, unsigned int max,
+				  unsigned long *seen)
+{
+	struct list_head *head;
+	struct folio *folio;
+	unsigned int n = 0;
+	long pages, nr;
+
+	spin_lock_irq(&lruvec->lru_lock);
+	while (n < max && pos->slot < HTMM_LRU_SLOTS) {
+		head = htmm_lru_list(lruvec, pos->slot, &pages);
+		if (pos->left < 0)
+			pos->left = max_t(long, pages, HTMM_LRU_BATCH);
+		if (!head || list_empty(head) || !pos->left) {
+			pos->slot++;
+			pos->left = -1;
+			continue;
+		}
+		folio = lru_to_folio(head);
+		nr = folio_nr_pages(folio);
+		pos->left -= min(pos->left, nr);
+		*seen += nr;
+		list_move(&folio->lru, head);
+		/* Not if being freed or isolated, waiting for the lock. */
+		if (folio_test_lru(folio) && folio_try_get(folio))
+			folios[n++] = folio;
+	}
+	spin_unlock_irq(&lruvec->lru_lock);
+	return n;
+}
+
+/*
+ * The walk of @memcg on @m's node: the one kept, or a new one in place of
+ * the one served longest ago.
+ */
+static struct htmm_lru_pos *htmm_lru_pos(struct htmm_migrater *m,
+					 struct mem_cgroup *memcg)
+{
+	unsigned short id = mem_cgroup_id(memcg);
+	struct htmm_lru_pos *pos = &m->lru_pos[0];
+	unsigned int i;
+
+	for (i = 0; i < HTMM_DEMOTE_MEMCGS; i++) {
+		if (m->lru_pos[i].id == id) {
+			pos = &m->lru_pos[i];
 			break;
 		}
+		if (m->lru_pos[i].period < pos->period)
+			pos = &m->lru_pos[i];
 	}
-	rcu_read_unlock();
-	if (!need)
-		goto put;
-	hm = htmm_memcg(need->memcg);
+	if (pos->id != id || pos->period + 1 < m->period) {
+		memset(pos, 0, sizeof(*pos));
+		pos->id = id;
+		pos->left = -1;
+		pos->level = HTMM_LEVEL_COLD;
+	}
+	pos->period = m->period;
+	return pos;
+}
+
+/*
+ * A walk over all of a cgroup's lists ended, and what the cgroup needs is
+ * not met: the next walk is less strict.  Return: true if it is, and is
+ * worth starting at once.
+ *
+ * Not only a pass that found nothing: the cgroup's own new pages, never
+ * sampled, may trickle down a few at each pass while warm folios would
+ * have to go as well, and it would never get less strict (the convergence
+ * benchmark with the Accessed-bit sampler stalled 12-21 s that way).
+ */
+static bool htmm_lru_pass_end(struct htmm_lru_pos *pos)
+{
+	pos->slot = 0;
+	pos->left = -1;
+	if (pos->level < HTMM_LEVEL_ANY) {
+		pos->level++;
+		return true;
+	}
+	pos->room_rest = jiffies + HTMM_ROOM_REST;
+	return false;
+}
+
+/* @nr pages of @need went down, or are on their way. */
+static void htmm_demote_count(struct htmm_migrater *m,
+			      struct htmm_demote_need *need, long nr)
+{
+	need->excess -= nr;
+	need->room -= nr;
+	need->room_strong -= nr;
+	m->tokens -= min_t(unsigned long, m->tokens, nr);
+}
+
+/* Look at @folio, on which we hold a reference, for @need. */
+static void htmm_demote_folio(struct htmm_migrater *m,
+			      struct htmm_demote_need *need,
+			      struct folio *folio)
+{
+	struct htmm_memcg *hm = htmm_memcg(need->memcg);
+	enum htmm_level level = need->pos->level;
+	long nr = folio_nr_pages(folio), sent;
+	struct htmm_page_info info;
+	enum htmm_skip why;
+	int err;
+
 	err = htmm_page_info(&folio->page, &info);
 	if (err == -ENODEV) {
 		/* Never sampled: as cold as it gets. */
@@ -888,16 +1026,12 @@ static unsigned long htmm_demote_pfn(struct htmm_migrater *m,
 	 * ran out, is split instead if it is skewed: only its subpages
 	 * without samples go down, the sampled ones stay.
 	 */
-	if (nr > 1 && (m->level >= HTMM_LEVEL_WARM ||
-		       htmm_demotable(&info, need, m->level))) {
+	if (nr > 1 && (level >= HTMM_LEVEL_WARM ||
+		       htmm_demotable(&info, need, level))) {
 		sent = htmm_split_for_room(need->memcg, folio);
 		if (sent >= 0) {
-			m->wrap_progress += max(sent, 1L);
-			need->excess -= sent;
-			need->room -= sent;
-			need->room_strong -= sent;
-			m->tokens -= min_t(unsigned long, m->tokens, sent);
-			return next;	/* it took our reference */
+			htmm_demote_count(m, need, sent);
+			return;	/* it took our reference */
 		}
 		/*
 		 * Skewed, but the split failed for now (locked, or an extra
@@ -907,7 +1041,7 @@ static unsigned long htmm_demote_pfn(struct htmm_migrater *m,
 		if (sent != -EPERM)
 			goto put;
 	}
-	if (!htmm_demotable(&info, need, m->level))
+	if (!htmm_demotable(&info, need, level))
 		goto put;
 	if (htmm_settling(&info, false)) {
 		htmm_count_skip(hm, HTMM_SKIP_SETTLE, nr);
@@ -921,40 +1055,61 @@ static unsigned long htmm_demote_pfn(struct htmm_migrater *m,
 	htmm_folio_mark(folio, need->memcg, HTMM_META_DEMOTED,
 			HTMM_META_PROMOTED | HTMM_META_QUEUES);
 	need->nr_isolated += nr;
-	m->wrap_progress += nr;
-	need->excess -= nr;
-	need->room -= nr;
-	need->room_strong -= nr;
-	m->tokens -= min_t(unsigned long, m->tokens, nr);
+	htmm_demote_count(m, need, nr);
 put:
 	folio_put(folio);
-	return next;
 }
 
-static void htmm_demote_flush(struct htmm_migrater *m, int target,
-			      nodemask_t *allowed,
-			      struct htmm_demote_need *needs,
-			      unsigned int nr_needs)
+static void htmm_demote_send(struct htmm_migrater *m,
+			     struct htmm_demote_need *need, int target,
+			     nodemask_t *allowed)
 {
-	unsigned int i;
+	if (list_empty(&need->folios))
+		return;
+	htmm_migrate_list(need->memcg, &need->folios, m->nid, target,
+			  allowed, false);
+	need->nr_isolated = 0;
+}
 
-	for (i = 0; i < nr_needs; i++) {
-		if (list_empty(&needs[i].folios))
-			continue;
-		htmm_migrate_list(needs[i].memcg, &needs[i].folios, m->nid,
-				  target, allowed, false);
+/*
+ * Walk @need's lists on @m's node from where the last walk stopped, until
+ * it has what it needs, the period's bound or the tokens run out, or a
+ * pass at the last strictness ends.
+ */
+static void htmm_demote_lru(struct htmm_migrater *m,
+			    struct htmm_demote_need *need, int target,
+			    nodemask_t *allowed, unsigned long *scanned)
+{
+	struct lruvec *lruvec = mem_cgroup_lruvec(need->memcg,
+						  NODE_DATA(m->nid));
+	struct folio *folios[HTMM_LRU_BATCH];
+	struct htmm_lru_pos *pos = need->pos;
+	unsigned long seen;
+	unsigned int n, i;
+
+	for (;;) {
+		if (time_before(jiffies, pos->room_rest)) {
+			need->room = 0;
+			need->room_strong = 0;
+		}
+		if ((need->excess <= 0 && need->room <= 0) ||
+		    *scanned >= HTMM_SCAN_MAX || !m->tokens ||
+		    kthread_should_stop())
+			break;
+		/* At most one pass a period, unless it got less strict. */
+		if (pos->slot == HTMM_LRU_SLOTS && !htmm_lru_pass_end(pos))
+			break;
+		seen = 0;
+		n = htmm_lru_take(lruvec, pos, folios, HTMM_LRU_BATCH, &seen);
+		*scanned += seen;
+		need->seen += seen;
+		for (i = 0; i < n; i++)
+			htmm_demote_folio(m, need, folios[i]);
+		if (need->nr_isolated >= HTMM_BATCH)
+			htmm_demote_send(m, need, target, allowed);
+		cond_resched();
 	}
-}
-
-static bool htmm_needs_left(struct htmm_demote_need *needs,
-			    unsigned int nr_needs)
-{
-	unsigned int i;
-
-	for (i = 0; i < nr_needs; i++)
-		if (needs[i].excess > 0 || needs[i].room > 0)
-			return true;
-	return false;
+	htmm_demote_send(m, need, target, allowed);
 }
 
 /*
@@ -979,6 +1134,8 @@ static unsigned int htmm_demote_collect(struct htmm_migrater *m,
 		needs[nr].memcg = memcg;
 		INIT_LIST_HEAD(&needs[nr].folios);
 		needs[nr].nr_isolated = 0;
+		needs[nr].seen = 0;
+		needs[nr].pos = htmm_lru_pos(m, memcg);
 		if (++nr == HTMM_DEMOTE_MEMCGS) {
 			mem_cgroup_iter_break(NULL, memcg);
 			break;
@@ -990,58 +1147,26 @@ static unsigned int htmm_demote_collect(struct htmm_migrater *m,
 static void htmm_demote(struct htmm_migrater *m)
 {
 	struct htmm_demote_need needs[HTMM_DEMOTE_MEMCGS];
-	pg_data_t *pgdat = NODE_DATA(m->nid);
-	unsigned long start = pgdat->node_start_pfn;
-	unsigned long end = pgdat_end_pfn(pgdat);
-	unsigned long scanned = 0, batch = 0;
+	unsigned long scanned = 0, flags;
 	unsigned int nr_needs, i;
+	struct htmm_memcg *hm;
 	nodemask_t allowed;
 	int target;
 
 	target = next_demotion_node(m->nid);
-	if (target == NUMA_NO_NODE || start >= end)
+	if (target == NUMA_NO_NODE)
 		return;
-	node_get_allowed_targets(pgdat, &allowed);
-
+	node_get_allowed_targets(NODE_DATA(m->nid), &allowed);
+	m->period++;
 	nr_needs = htmm_demote_collect(m, needs);
-	if (!nr_needs) {
-		m->level = HTMM_LEVEL_COLD;
-		return;
-	}
-	if (time_before(jiffies, m->room_rest))
-		for (i = 0; i < nr_needs; i++) {
-			needs[i].room = 0;
-			needs[i].room_strong = 0;
-		}
-
-	if (m->scan_pfn < start || m->scan_pfn >= end)
-		m->scan_pfn = start;
-	while (scanned < HTMM_SCAN_MAX && m->tokens &&
-	       htmm_needs_left(needs, nr_needs) && !kthread_should_stop()) {
-		unsigned long next = htmm_demote_pfn(m, m->scan_pfn, needs,
-						     nr_needs);
-
-		scanned += next - m->scan_pfn;
-		batch += next - m->scan_pfn;
-		m->scan_pfn = next;
-		if (m->scan_pfn >= end) {
-			m->scan_pfn = start;
-			/* A whole pass found nothing: be less picky. */
-			if (!m->wrap_progress && m->level < HTMM_LEVEL_ANY)
-				m->level++;
-			else if (!m->wrap_progress)
-				m->room_rest = jiffies + HTMM_ROOM_REST;
-			m->wrap_progress = 0;
-		}
-		if (batch >= HTMM_BATCH * 64) {
-			htmm_demote_flush(m, target, &allowed, needs, nr_needs);
-			batch = 0;
-			cond_resched();
-		}
-	}
-	htmm_demote_flush(m, target, &allowed, needs, nr_needs);
-	for (i = 0; i < nr_needs; i++)
+	for (i = 0; i < nr_needs; i++) {
+		htmm_demote_lru(m, &needs[i], target, &allowed, &scanned);
+		hm = htmm_memcg(needs[i].memcg);
+		spin_lock_irqsave(&hm->lock, flags);
+		hm->nr_demote_seen += needs[i].seen;
+		spin_unlock_irqrestore(&hm->lock, flags);
 		css_put(&needs[i].memcg->css);
+	}
 }
 
 static int htmm_migrater_fn(void *arg)
@@ -1214,6 +1339,7 @@ int htmm_memcg_cand_alloc(struct mem_cgroup *memcg)
 void htmm_migrate_stat(struct htmm_memcg *hm, struct seq_file *m)
 {
 	u64 skipped[HTMM_NR_SKIPS], promoted, demoted, failed, dropped, hot;
+	u64 seen;
 	unsigned int queued, i, fill;
 	unsigned long flags;
 
@@ -1226,6 +1352,7 @@ void htmm_migrate_stat(struct htmm_memcg *hm, struct seq_file *m)
 	queued = hm->cand_len;
 	hot = hm->cand_pages;
 	dropped = hm->nr_cand_dropped;
+	seen = hm->nr_demote_seen;
 	spin_unlock_irqrestore(&hm->lock, flags);
 
 	seq_printf(m, "promoted %llu\n", promoted);
@@ -1237,5 +1364,6 @@ void htmm_migrate_stat(struct htmm_memcg *hm, struct seq_file *m)
 	seq_printf(m, "promotion_queue %u\n", queued);
 	seq_printf(m, "promotion_queue_hot_pages %llu\n", hot);
 	seq_printf(m, "promotion_queue_dropped %llu\n", dropped);
+	seq_printf(m, "demotion_lru_seen %llu\n", seen);
 	htmm_seq_bin(m, "fill_threshold", fill);
 }

@@ -187,15 +187,23 @@ TEST_F_TIMEOUT(htmm_migrate, promote_hot, 300)
 	EXPECT_LE(len / PAGE_SZ * 95 / 100, htmm_cg_ctx_stat(&self->c, "promoted"));
 }
 
-/* Lowering max_at_node0 demotes the excess, coldest pages first. */
+/*
+ * Lowering max_at_node0 demotes the excess, coldest pages first.  The
+ * demotion walk looks at the cgroup's own LRU lists, not at the 128 MiB
+ * of another cgroup's (the root's) on the same node: at most two passes
+ * over the cgroup's pages.  A walk of the node's page frames looked at
+ * every frame of it.
+ */
 TEST_F_TIMEOUT(htmm_migrate, demote_after_lowering_limit, 300)
 {
-	size_t hot_len = 8 * MiB, cold_len = 40 * MiB;
-	unsigned long long demoted;
+	size_t hot_len = 8 * MiB, cold_len = 40 * MiB, other_len = 128 * MiB;
+	unsigned long long demoted, seen;
 	double t0, hot_share = 0, cold_share = 100;
-	char *hot, *cold;
+	char *hot, *cold, *other;
 	size_t i;
 
+	other = place(other_len, HTMM_FAST_NODE);
+	ASSERT_NE(NULL, other);
 	enable_and_enter(_metadata, &self->c, "max");
 	hot = place(hot_len, HTMM_FAST_NODE);
 	cold = place(cold_len, HTMM_FAST_NODE);
@@ -220,7 +228,12 @@ TEST_F_TIMEOUT(htmm_migrate, demote_after_lowering_limit, 300)
 	EXPECT_GE(24.0 * MiB, cold_share * cold_len / 100 + hot_len);
 	EXPECT_LT(99, hot_share) TH_LOG("hot pages were demoted");
 	demoted = htmm_cg_ctx_stat(&self->c, "demoted");
+	seen = htmm_cg_ctx_stat(&self->c, "demotion_lru_seen");
+	TH_LOG("%llu pages demoted, %llu looked at (%.2f per demoted page)",
+	       demoted, seen, demoted ? (double)seen / demoted : 0.0);
 	EXPECT_LE((cold_len - 24 * MiB) / PAGE_SZ, demoted);
+	EXPECT_GE((hot_len + cold_len) / PAGE_SZ * 2, seen);
+	EXPECT_LT(0ULL, seen);
 	for (i = 0; i < cold_len; i += PAGE_SZ)
 		if (cold[i] != (char)(i / PAGE_SZ))
 			break;
@@ -518,7 +531,7 @@ TEST_F_TIMEOUT(htmm_migrate, hot_passes_full_fill_queue, 300)
  * Strong folios get room behind a queue full of hot entries.  88 MiB on
  * node 0 get one sample a page, 72 MiB on node 1 two: the 72 MiB are hot
  * and fit the 96 MiB budget, the 88 MiB a bin below are warm.  Warm
- * folios go down only for strong entries (queued two bins or more above
+ * folios go down only for strong entries (queued a bin or more above
  * the hot threshold), and the 72 MiB are more than the queue holds (64
  * MiB of base pages): it is full of their hot entries.  Then they get six
  * samples more a page and turn strong.  Their strong entries once found
