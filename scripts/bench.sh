@@ -3,6 +3,11 @@
 #
 # Benchmarks in the two-tier guest, on the demo kernel.
 #   scripts/bench.sh sampling   ingestion cost, ksamplingd CPU, abit scan cost
+#   scripts/bench.sh scale      htmm's own cost against the number of
+#                               enabled cgroups (SCALE_CGROUPS, default
+#                               1 4 16 64) and the size of the fast node
+#                               (SCALE_FAST, MiB, default 512 2048); see
+#                               scripts/guest/bench-scale.sh
 #   scripts/bench.sh tiering    tiering scenarios side by side (see
 #                               scripts/guest/bench-tiering.sh): converge
 #                               under no migration, NUMA-balancing tiering,
@@ -50,12 +55,12 @@ run_id() {
 
 what=${1:-sampling}
 case "$what" in
-sampling|tiering) ;;
+sampling|tiering|scale) ;;
 table)
 	d=$HTMM_TOP/bench/results/tiering/${2:-$(kernel_id)}
 	[ -d "$d" ] || die "no results in $d"
 	exec python3 "$HTMM_TOP/scripts/bench-table.py" "$d" ;;
-*) die "unknown benchmark '$what' (sampling, tiering or table)" ;;
+*) die "unknown benchmark '$what' (sampling, tiering, scale or table)" ;;
 esac
 need_packages "${BUILD_PACKAGES[@]}"
 "$HTMM_TOP/scripts/build-kernel.sh" demo >&2
@@ -77,6 +82,27 @@ if [ "$what" = sampling ]; then
 	  tr -d '\r' < "$log" | awk '/^###/ { p = 1 } p'; } > "$f"
 	note "result: ${f#"$HTMM_TOP"/}"
 	exit "$rc"
+fi
+
+if [ "$what" = scale ]; then
+	secs=${SECONDS_PER_RUN:-30}
+	for f in ${SCALE_FAST:-512 2048}; do
+		for n in ${SCALE_CGROUPS:-1 4 16 64}; do
+			note "scale: $n cgroups, node 0 of $f MiB"
+			log=$BUILD/logs/bench-scale-$n-$f
+			rc=0
+			"$HTMM_TOP/scripts/run-vm.sh" --kernel "$kernel" --fast "$f" \
+				--initrd "$BUILD/initramfs.cpio" \
+				--append "guest_job=bench-scale bench_cgroups=$n bench_seconds=$secs htmm=on quiet" \
+				--console "$log.console" --results "$log.txt" \
+				--timeout $((secs * 4 + 600)) > /dev/null || rc=$?
+			[ "$rc" = 0 ] || warn "guest for $n cgroups, $f MiB exited with $rc"
+			{ echo "# bench scale, kernel $kid, $(date -u +%FT%TZ), guest exit $rc"
+			  cat "$log.txt"; } > "$results/c$n-f$f-$(run_id).txt"
+		done
+	done
+	note "results: ${results#"$HTMM_TOP"/}"
+	exec python3 "$HTMM_TOP/scripts/bench-scale-table.py" "$results"
 fi
 
 runs=${RUNS:-3}

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Render the scale benchmark's table from its result files.
+
+    scripts/bench-scale-table.py bench/results/scale/<kernel>
+
+One row per (cgroups, fast node size), the median over its runs: the CPU
+of ksamplingd and of the kmigraterd threads per second of the run, the
+pages moved, the LRU pages the demotion walks looked at per demoted page,
+and the seconds each cgroup took to get 95% of its hot data to node 0
+(median over the cgroups, then the slowest, and the spread between the
+fastest and the slowest; "never" if one did not get there).
+"""
+import os
+import statistics
+import sys
+
+
+def parse(path):
+    r = {"t95": []}
+    for line in open(path):
+        w = line.split()
+        if line.startswith("bench scale "):
+            r["n"], r["fast"] = int(w[3]), int(w[5])
+        elif len(w) == 3 and w[0] == "bench" and w[1].endswith(("_ms", "_s")):
+            r[w[1]] = int(w[2])
+        elif line.startswith("bench cgroup "):
+            kv = dict(zip(w[4::2], w[5::2]))
+            r["t95"].append(float(kv.get("t95", -1)))
+            for k in ("promoted", "demoted", "lru_seen"):
+                r[k] = r.get(k, 0) + int(kv.get(k) or 0)
+    return r if "n" in r and "wall_s" in r else None
+
+
+def main(d):
+    rows = {}
+    for f in sorted(os.listdir(d)):
+        r = parse(os.path.join(d, f))
+        if r:
+            rows.setdefault((r["n"], r["fast"]), []).append(r)
+    med = statistics.median
+    print("cgroups | fast MiB | runs | ksamplingd ms/s | kmigraterd ms/s |"
+          " promoted | demoted | LRU pages seen per demoted page |"
+          " t95 s, median cgroup | slowest | spread")
+    print("--- | --- | --- | --- | --- | --- | --- | --- | --- | --- | ---")
+    for (n, fast), rs in sorted(rows.items()):
+        def m(k):
+            return med(r[k] for r in rs)
+        seen = med(r["lru_seen"] / max(r["demoted"], 1) for r in rs)
+        t = [x for r in rs for x in r["t95"]]
+        never = any(x < 0 for x in t)
+        ok = [x for x in t if x >= 0]
+        slow = "never" if never or not ok else "%.1f" % max(ok)
+        spread = "-" if never or not ok else "%.1f" % (max(ok) - min(ok))
+        print("%d | %d | %d | %.0f | %.0f | %d | %d | %.2f | %s | %s | %s" % (
+            n, fast, len(rs), m("ksamplingd_ms") / m("wall_s"),
+            m("kmigraterd_ms") / m("wall_s"), m("promoted"), m("demoted"),
+            seen, "%.1f" % med(ok) if ok else "never", slow, spread))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else ".")

@@ -1,0 +1,73 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Runs in the guest: one run of the scale benchmark, how htmm's own cost
+# grows with the number of enabled cgroups and the size of the fast node.
+#   bench_cgroups=N (default 1)  bench_seconds=S (default 30)
+# N cgroups are started together, each with the converge workload: cold
+# memory on node 0 (half of node 0 in all), hot memory on node 1 (an
+# eighth of node 0 in all), 40000 injected samples a second in all, and a
+# budget of half its memory on node 0, so that every cgroup demotes cold
+# pages and promotes hot ones.  Printed at the end: the CPU time of
+# ksamplingd and of the kmigraterd threads, the pages moved, the pages the
+# demotion walks looked at (demotion_lru_seen), and each cgroup's seconds
+# to 95% of its hot data on node 0.
+# Everything it prints goes to the results port (ttyS1); the host side is
+# scripts/bench.sh scale.
+H=/sys/kernel/mm/htmm
+n=${bench_cgroups:-1}
+seconds=${bench_seconds:-30}
+
+exec > /dev/ttyS1 2>&1
+
+# CPU time (ms) of the kernel threads whose name starts with $1.
+kthread_ms() {
+	t=0
+	for p in /proc/[0-9]*; do
+		case "$(cat $p/comm 2>/dev/null)" in
+		"$1"*) t=$((t + $(awk '{ print $14 + $15 }' $p/stat) * 10)) ;;
+		esac
+	done
+	echo $t
+}
+
+fast_mb=$(awk '/MemTotal/ { print int($4 / 1024) }' \
+	/sys/devices/system/node/node0/meminfo)
+cold=$((fast_mb / 2 / n))
+hot=$((fast_mb / 8 / n))
+[ "$hot" -ge 1 ] || hot=1
+[ "$cold" -ge 1 ] || cold=1
+budget=$(((cold + hot) / 2))
+rate=$((40000 / n))
+echo inject > $H/htmm_sampler
+echo 200000 > $H/htmm_cooling_period
+echo "bench scale cgroups $n fast_mb $fast_mb cold $cold hot $hot budget $budget rate $rate seconds $seconds"
+i=1
+while [ $i -le $n ]; do
+	mkdir -p /sys/fs/cgroup/scale$i
+	echo "${budget}M" > /sys/fs/cgroup/scale$i/memory.max_at_node0
+	echo enabled > /sys/fs/cgroup/scale$i/memory.htmm_enabled
+	i=$((i + 1))
+done
+s0=$(kthread_ms ksamplingd)
+m0=$(kthread_ms kmigraterd)
+t0=$(date +%s)
+i=1
+while [ $i -le $n ]; do
+	sh -c "echo \$\$ > /sys/fs/cgroup/scale$i/cgroup.procs && exec /htmm/bin/converge --cold $cold --hot $hot --seconds $seconds --inject $rate" \
+		> /tmp/scale$i.out 2>&1 &
+	i=$((i + 1))
+done
+wait
+echo "bench wall_s $(($(date +%s) - t0))"
+echo "bench ksamplingd_ms $(($(kthread_ms ksamplingd) - s0))"
+echo "bench kmigraterd_ms $(($(kthread_ms kmigraterd) - m0))"
+i=1
+while [ $i -le $n ]; do
+	f=/sys/fs/cgroup/scale$i/memory.htmm_stat
+	echo "bench cgroup $i $(grep '^result' /tmp/scale$i.out)" \
+		"promoted $(awk '$1 == "promoted" { print $2 }' $f)" \
+		"demoted $(awk '$1 == "demoted" { print $2 }' $f)" \
+		"lru_seen $(awk '$1 == "demotion_lru_seen" { print $2 }' $f)"
+	i=$((i + 1))
+done
+echo "bench end"
