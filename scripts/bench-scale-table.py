@@ -21,7 +21,9 @@ def parse(path):
     for line in open(path):
         w = line.split()
         if line.startswith("bench scale "):
-            r["n"], r["fast"] = int(w[3]), int(w[5])
+            kv = dict(zip(w[2::2], w[3::2]))
+            r["n"], r["fast"] = int(kv["cgroups"]), int(kv["fast_mb"])
+            r["nice"] = int(kv.get("nice", 0))
         elif len(w) == 3 and w[0] == "bench" and w[1].endswith(("_ms", "_s")):
             r[w[1]] = int(w[2])
         elif line.startswith("bench cgroup "):
@@ -37,13 +39,13 @@ def main(d):
     for f in sorted(os.listdir(d)):
         r = parse(os.path.join(d, f))
         if r:
-            rows.setdefault((r["n"], r["fast"]), []).append(r)
+            rows.setdefault((r["n"], r["fast"], r["nice"]), []).append(r)
     med = statistics.median
-    print("cgroups | fast MiB | runs | ksamplingd ms/s | kmigraterd ms/s |"
+    print("cgroups | fast MiB | nice | runs | ksamplingd ms/s | kmigraterd ms/s |"
           " promoted | demoted | LRU pages seen per demoted page |"
           " t95 s, median cgroup | slowest | spread")
-    print("--- | --- | --- | --- | --- | --- | --- | --- | --- | --- | ---")
-    for (n, fast), rs in sorted(rows.items()):
+    print("--- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | ---")
+    for (n, fast, nice), rs in sorted(rows.items()):
         def m(k):
             return med(r[k] for r in rs)
         seen = med(r["lru_seen"] / max(r["demoted"], 1) for r in rs)
@@ -52,8 +54,8 @@ def main(d):
         ok = [x for x in t if x >= 0]
         slow = "never" if never or not ok else "%.1f" % max(ok)
         spread = "-" if never or not ok else "%.1f" % (max(ok) - min(ok))
-        print("%d | %d | %d | %.0f | %.0f | %d | %d | %.2f | %s | %s | %s" % (
-            n, fast, len(rs), m("ksamplingd_ms") / m("wall_s"),
+        print("%d | %d | %d | %d | %.0f | %.0f | %d | %d | %.2f | %s | %s | %s" % (
+            n, fast, nice, len(rs), m("ksamplingd_ms") / m("wall_s"),
             m("kmigraterd_ms") / m("wall_s"), m("promoted"), m("demoted"),
             seen, "%.1f" % med(ok) if ok else "never", slow, spread))
 

@@ -6,8 +6,9 @@
 #   scripts/bench.sh scale      htmm's own cost against the number of
 #                               enabled cgroups (SCALE_CGROUPS, default
 #                               1 4 16 64) and the size of the fast node
-#                               (SCALE_FAST, MiB, default 512 2048); see
-#                               scripts/guest/bench-scale.sh
+#                               (SCALE_FAST, MiB, default 512 2048);
+#                               SCALE_NICE=N runs the workloads at nice N;
+#                               see scripts/guest/bench-scale.sh
 #   scripts/bench.sh tiering    tiering scenarios side by side (see
 #                               scripts/guest/bench-tiering.sh): converge
 #                               under no migration, NUMA-balancing tiering,
@@ -93,7 +94,7 @@ if [ "$what" = scale ]; then
 			rc=0
 			"$HTMM_TOP/scripts/run-vm.sh" --kernel "$kernel" --fast "$f" \
 				--initrd "$BUILD/initramfs.cpio" \
-				--append "guest_job=bench-scale bench_cgroups=$n bench_seconds=$secs htmm=on quiet" \
+				--append "guest_job=bench-scale bench_cgroups=$n bench_seconds=$secs bench_nice=${SCALE_NICE:-0} htmm=on quiet" \
 				--console "$log.console" --results "$log.txt" \
 				--timeout $((secs * 4 + 600)) > /dev/null || rc=$?
 			[ "$rc" = 0 ] || warn "guest for $n cgroups, $f MiB exited with $rc"

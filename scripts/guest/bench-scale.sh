@@ -3,6 +3,7 @@
 # Runs in the guest: one run of the scale benchmark, how htmm's own cost
 # grows with the number of enabled cgroups and the size of the fast node.
 #   bench_cgroups=N (default 1)  bench_seconds=S (default 30)
+#   bench_nice=K (default 0): the workloads run at nice K
 # N cgroups are started together, each with the converge workload: cold
 # memory on node 0 (half of node 0 in all), hot memory on node 1 (an
 # eighth of node 0 in all), 40000 injected samples a second in all, and a
@@ -16,6 +17,7 @@
 H=/sys/kernel/mm/htmm
 n=${bench_cgroups:-1}
 seconds=${bench_seconds:-30}
+nice=${bench_nice:-0}
 
 exec > /dev/ttyS1 2>&1
 
@@ -40,7 +42,7 @@ budget=$(((cold + hot) / 2))
 rate=$((40000 / n))
 echo inject > $H/htmm_sampler
 echo 200000 > $H/htmm_cooling_period
-echo "bench scale cgroups $n fast_mb $fast_mb cold $cold hot $hot budget $budget rate $rate seconds $seconds"
+echo "bench scale cgroups $n fast_mb $fast_mb cold $cold hot $hot budget $budget rate $rate seconds $seconds nice $nice"
 i=1
 while [ $i -le $n ]; do
 	mkdir -p /sys/fs/cgroup/scale$i
@@ -53,7 +55,7 @@ m0=$(kthread_ms kmigraterd)
 t0=$(date +%s)
 i=1
 while [ $i -le $n ]; do
-	sh -c "echo \$\$ > /sys/fs/cgroup/scale$i/cgroup.procs && exec /htmm/bin/converge --cold $cold --hot $hot --seconds $seconds --inject $rate" \
+	sh -c "echo \$\$ > /sys/fs/cgroup/scale$i/cgroup.procs && exec nice -n $nice /htmm/bin/converge --cold $cold --hot $hot --seconds $seconds --inject $rate" \
 		> /tmp/scale$i.out 2>&1 &
 	i=$((i + 1))
 done
