@@ -55,7 +55,7 @@ m0=$(kthread_ms kmigraterd)
 t0=$(date +%s)
 i=1
 while [ $i -le $n ]; do
-	sh -c "echo \$\$ > /sys/fs/cgroup/scale$i/cgroup.procs && exec nice -n $nice /htmm/bin/converge --cold $cold --hot $hot --seconds $seconds --inject $rate" \
+	sh -c "echo \$\$ > /sys/fs/cgroup/scale$i/cgroup.procs && renice -n $nice -p \$\$ > /dev/null && exec /htmm/bin/converge --cold $cold --hot $hot --seconds $seconds --inject $rate" \
 		> /tmp/scale$i.out 2>&1 &
 	i=$((i + 1))
 done
