@@ -164,8 +164,13 @@ extern const char * const htmm_skip_names[HTMM_NR_SKIPS];
  * a bin below it, may go down for its room: a margin of two bins).  A
  * folio queued as hot that turns strong is queued once more, with both
  * bits: its first entry still asks for the room.
- * cand_pages counts the entries without HTMM_CAND_FILL, cand_strong_pages
- * those with HTMM_CAND_STRONG.
+ * cand_bin holds the bin each entry was queued in, cooled with the
+ * histogram; cand_room counts the pages of the entries without
+ * HTMM_CAND_FILL by that bin, cand_strong those with HTMM_CAND_STRONG.
+ * Only the entries in bins that are still hot (strong) ask for room: the
+ * thresholds rise as pages used alike cross into a new bin together, and
+ * the entries queued just before would otherwise ask demotion for room
+ * that promotion then does not take.
  */
 #define HTMM_CAND_SIZE		16384
 #define HTMM_STRONG_BINS	1
@@ -215,10 +220,11 @@ struct htmm_memcg {
 	u64 nr_samples_src[HTMM_NR_SOURCES];
 	u64 nr_unaccounted;		/* inconsistencies repaired */
 	unsigned long *cand;		/* HTMM_CAND_SIZE PFNs, or NULL */
+	u8 *cand_bin;			/* HTMM_CAND_SIZE bins */
 	unsigned int cand_head;		/* next to pop */
 	unsigned int cand_len;		/* entries queued */
-	u64 cand_pages;			/* pages of the queued hot folios */
-	u64 cand_strong_pages;		/* ... of those queued strong */
+	struct htmm_hist cand_room;	/* pages of the queued hot folios */
+	struct htmm_hist cand_strong;	/* ... of those queued strong */
 	u64 nr_cand_dropped;		/* ring full */
 	u64 nr_promoted;		/* pages */
 	u64 nr_demoted;
@@ -379,6 +385,7 @@ int htmm_folio_mark(struct folio *folio, struct mem_cgroup *memcg,
 void htmm_folio_queue(struct folio *folio, struct mem_cgroup *memcg);
 bool htmm_cand_take_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 			   unsigned long *pfn);
+u64 htmm_cand_waiting(struct htmm_memcg *hm, u64 *strong);
 bool htmm_cand_head_live_locked(struct htmm_memcg *hm,
 				struct mem_cgroup *memcg);
 unsigned int htmm_pfn_clear_flag_locked(struct htmm_memcg *hm,

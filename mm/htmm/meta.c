@@ -179,6 +179,8 @@ bool htmm_cand_take_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 			   unsigned long *pfn)
 {
 	unsigned long e = hm->cand[hm->cand_head];
+	unsigned int bin = hm->cand_bin[hm->cand_head];
+	unsigned long nr = 1UL << HTMM_CAND_ORDER(e);
 	struct page_ext *ext;
 	struct htmm_meta *m;
 	bool take = true;
@@ -186,12 +188,11 @@ bool htmm_cand_take_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 	*pfn = HTMM_CAND_PFN(e);
 	hm->cand_head = (hm->cand_head + 1) % HTMM_CAND_SIZE;
 	hm->cand_len--;
-	if (!(e & HTMM_CAND_FILL))
-		hm->cand_pages -= min_t(u64, hm->cand_pages,
-					1UL << HTMM_CAND_ORDER(e));
-	if (e & HTMM_CAND_STRONG)
-		hm->cand_strong_pages -= min_t(u64, hm->cand_strong_pages,
-					       1UL << HTMM_CAND_ORDER(e));
+	if (!(e & HTMM_CAND_FILL) && !htmm_hist_sub(&hm->cand_room, bin, nr))
+		hm->nr_unaccounted++;
+	if ((e & HTMM_CAND_STRONG) &&
+	    !htmm_hist_sub(&hm->cand_strong, bin, nr))
+		hm->nr_unaccounted++;
 	m = htmm_pfn_meta_locked(hm, memcg, *pfn, &ext);
 	if (!m)
 		return true;
@@ -232,6 +233,36 @@ bool htmm_cand_head_live_locked(struct htmm_memcg *hm,
 				    htmm_meta_bin(hm, h));
 	page_ext_put(ext);
 	return live;
+}
+
+/**
+ * htmm_cand_waiting - Pages of a cgroup's queued folios that ask for room.
+ * @hm: The cgroup's htmm state.
+ * @strong: Set to how many of them are queued strong (may be NULL).
+ *
+ * Counts the entries in the bins that are hot now (for @strong, that are
+ * HTMM_STRONG_BINS or more above the hot threshold now), not those that
+ * were when they were queued.
+ *
+ * Return: The pages of the hot entries.
+ */
+u64 htmm_cand_waiting(struct htmm_memcg *hm, u64 *strong)
+{
+	u64 hot = 0, str = 0;
+	unsigned long flags;
+	unsigned int b;
+
+	spin_lock_irqsave(&hm->lock, flags);
+	for (b = 0; hm->hot != HTMM_BIN_NONE && b < HTMM_NR_BINS; b++) {
+		if (b >= hm->hot)
+			hot += hm->cand_room.nr_pages[b];
+		if (b >= hm->hot + HTMM_STRONG_BINS)
+			str += hm->cand_strong.nr_pages[b];
+	}
+	spin_unlock_irqrestore(&hm->lock, flags);
+	if (strong)
+		*strong = str;
+	return hot;
 }
 
 /*
@@ -283,6 +314,7 @@ static void htmm_queue_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 	unsigned long bits = htmm_cand_bits(hm, h->flags, bin);
 	bool hot = htmm_bin_hot(hm, bin);
 	unsigned long e;
+	unsigned int i;
 
 	if (!hm->cand || !bits ||
 	    READ_ONCE(htmm_params.mode) == HTMM_MODE_NO_MIGRATION ||
@@ -310,12 +342,15 @@ static void htmm_queue_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 	}
 	e = HTMM_CAND_ENTRY(folio_pfn(folio), folio_order(folio)) |
 	    (bits & ~HTMM_CAND_HOT);
+	bin = min(bin, HTMM_NR_BINS - 1);
 	/* Only hot folios ask demotion to make room for them. */
 	if (!(e & HTMM_CAND_FILL))
-		hm->cand_pages += folio_nr_pages(folio);
+		htmm_hist_add(&hm->cand_room, bin, folio_nr_pages(folio));
 	if (e & HTMM_CAND_STRONG)
-		hm->cand_strong_pages += folio_nr_pages(folio);
-	hm->cand[(hm->cand_head + hm->cand_len) % HTMM_CAND_SIZE] = e;
+		htmm_hist_add(&hm->cand_strong, bin, folio_nr_pages(folio));
+	i = (hm->cand_head + hm->cand_len) % HTMM_CAND_SIZE;
+	hm->cand[i] = e;
+	hm->cand_bin[i] = bin;
 	hm->cand_len++;
 	h->flags |= HTMM_META_QUEUED;
 	if (hot)
@@ -352,12 +387,29 @@ static void htmm_adapt_locked(struct mem_cgroup *memcg, struct htmm_memcg *hm)
 	hm->samples_since_adapt = 0;
 }
 
+/*
+ * The queued entries cool with the histogram, so that they stop asking for
+ * room once their folios are no longer hot.  Caller holds hm->lock.
+ */
+static void htmm_cand_cool_locked(struct htmm_memcg *hm)
+{
+	unsigned int i, j;
+
+	htmm_hist_cool(&hm->cand_room, 1);
+	htmm_hist_cool(&hm->cand_strong, 1);
+	for (i = 0; i < hm->cand_len; i++) {
+		j = (hm->cand_head + i) % HTMM_CAND_SIZE;
+		hm->cand_bin[j] = htmm_bin_cool(hm->cand_bin[j], 1);
+	}
+}
+
 /* Caller holds hm->lock. */
 static void htmm_cool_locked(struct mem_cgroup *memcg, struct htmm_memcg *hm)
 {
 	hm->epoch++;
 	htmm_hist_cool(&hm->hist, 1);
 	htmm_hist_cool(&hm->hist_split, 1);
+	htmm_cand_cool_locked(hm);
 	hm->samples_since_cool = 0;
 	hm->usage_at_cool = page_counter_read(&memcg->memory);
 	if (!(htmm_coolings(hm) % READ_ONCE(htmm_params.split_period)))

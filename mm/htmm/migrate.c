@@ -514,6 +514,8 @@ static unsigned long htmm_promote_pick(struct mem_cgroup *memcg,
 				       unsigned long *nr_base)
 {
 	struct htmm_memcg *hm = htmm_memcg(memcg);
+	/* Fill entries wait while hot ones do (the room is theirs). */
+	u64 waiting = htmm_cand_waiting(hm, NULL);
 	struct htmm_page_info info;
 	unsigned long nr = 0;
 	struct folio *folio;
@@ -540,7 +542,7 @@ static unsigned long htmm_promote_pick(struct mem_cgroup *memcg,
 		    htmm_split_for_room(memcg, folio) >= 0)
 			continue;	/* it took our reference */
 		if (folio_nr_pages(folio) > room - nr ||
-		    (!info.hot && READ_ONCE(hm->cand_pages)))
+		    (!info.hot && waiting))
 			goto put;
 		if (htmm_settling(&info, true)) {
 			htmm_count_skip(hm, HTMM_SKIP_SETTLE, folio_nr_pages(folio));
@@ -567,7 +569,7 @@ put:
  * only while no hot folio waits; skewed huge pages among them are split.
  */
 static void htmm_promote_memcg(struct htmm_migrater *m,
-			       struct mem_cgroup *memcg)
+			       struct mem_cgroup *memcg, unsigned long end)
 {
 	unsigned long pfns[HTMM_BATCH];
 	unsigned long room, nr, nr_base, moved;
@@ -575,7 +577,7 @@ static void htmm_promote_memcg(struct htmm_migrater *m,
 	LIST_HEAD(list);
 
 	room = min(htmm_promote_room(memcg, m->nid, true), m->tokens);
-	while (room && !kthread_should_stop()) {
+	while (room && !kthread_should_stop() && time_before(jiffies, end)) {
 		n = htmm_cand_pop(memcg, pfns, min_t(unsigned long, room,
 						     HTMM_BATCH));
 		if (!n)
@@ -585,7 +587,15 @@ static void htmm_promote_memcg(struct htmm_migrater *m,
 		moved = htmm_migrate_list(memcg, &list, NUMA_NO_NODE, m->nid,
 					  NULL, true);
 		m->tokens -= min(m->tokens, moved);
-		room -= min(room, moved);
+		/*
+		 * The budget may have been lowered since: a room computed
+		 * once would promote past the new one for as long as the
+		 * queue lasts, and demotion would wait for it.  The
+		 * statistics read without a flush may not count all the
+		 * pages just moved yet, hence the room also shrinks by them.
+		 */
+		room = min3(room - min(room, moved), m->tokens,
+			    htmm_promote_room(memcg, m->nid, false));
 		/*
 		 * Not a base page moved: the node is full after all.  Huge
 		 * pages alone fail while the node has no free huge page (and
@@ -708,6 +718,8 @@ static struct mem_cgroup *htmm_rotor_next(struct htmm_rotor *r)
 static void htmm_promote(struct htmm_migrater *m)
 {
 	struct htmm_rotor r = { .first = m->promote_cursor };
+	unsigned int period = READ_ONCE(htmm_params.promotion_period_ms);
+	unsigned long end = jiffies + msecs_to_jiffies(period);
 	struct mem_cgroup *memcg;
 	struct htmm_memcg *hm;
 
@@ -720,8 +732,13 @@ static void htmm_promote(struct htmm_migrater *m)
 		if (READ_ONCE(hm->split_due) && htmm_split_claim(hm))
 			htmm_split_round(memcg, &m->tokens);
 		if (READ_ONCE(hm->cand_len))
-			htmm_promote_memcg(m, memcg);
-		if (!m->tokens || kthread_should_stop()) {
+			htmm_promote_memcg(m, memcg, end);
+		/*
+		 * At most a period's time: demotion, which makes the room,
+		 * and a lowered budget are seen in between.
+		 */
+		if (!m->tokens || kthread_should_stop() ||
+		    time_after_eq(jiffies, end)) {
 			mem_cgroup_iter_break(NULL, memcg);
 			break;
 		}
@@ -799,15 +816,16 @@ static bool htmm_demote_need(struct mem_cgroup *memcg, int nid,
 	struct htmm_memcg *hm = htmm_memcg(memcg);
 	unsigned int pw = READ_ONCE(htmm_params.promotion_wmark);
 	unsigned int dw = min(READ_ONCE(htmm_params.demotion_wmark), pw);
-	unsigned long room, waiting, strong;
+	unsigned long room;
+	u64 waiting, strong;
 
 	need->excess = htmm_demote_excess(memcg, nid, dw, ledger);
 	need->room = 0;
 	need->room_strong = 0;
 	if (htmm_node_is_fast(nid)) {
 		htmm_cand_drop_stale(memcg);
-		waiting = READ_ONCE(hm->cand_pages);
-		strong = min(READ_ONCE(hm->cand_strong_pages), waiting);
+		waiting = htmm_cand_waiting(hm, &strong);
+		strong = min(strong, waiting);
 		/* htmm_demote_excess() flushed the same path. */
 		room = htmm_promote_room(memcg, nid, false);
 		if (waiting > room)
@@ -885,8 +903,10 @@ static struct list_head *htmm_lru_list(struct lruvec *lruvec,
 				    slot / (MAX_NR_ZONES * ANON_AND_FILE);
 		int gen = lru_gen_from_seq(seq);
 
-		if (seq > READ_ONCE(lrugen->max_seq))
+		if (seq > READ_ONCE(lrugen->max_seq)) {
+			*pages = 0;
 			return NULL;
+		}
 		*pages = READ_ONCE(lrugen->nr_pages[gen][type][zone]);
 		return &lrugen->folios[gen][type][zone];
 	}
@@ -1317,16 +1337,20 @@ int htmm_memcg_cand_alloc(struct mem_cgroup *memcg)
 	lockdep_assert_held(&htmm_lock);
 	if (hm->cand)
 		return 0;
-	/* One block: the promotion queue, then the split candidates. */
+	/*
+	 * One block: the promotion queue, the split candidates, then the
+	 * bins of the queue's entries.
+	 */
 	old = set_active_memcg(memcg);
-	cand = kvcalloc(HTMM_CAND_SIZE + HTMM_THP_RING, sizeof(*cand),
-			GFP_KERNEL_ACCOUNT);
+	cand = kvzalloc((HTMM_CAND_SIZE + HTMM_THP_RING) * sizeof(*cand) +
+			HTMM_CAND_SIZE, GFP_KERNEL_ACCOUNT);
 	set_active_memcg(old);
 	if (!cand)
 		return -ENOMEM;
 	spin_lock_irqsave(&hm->lock, flags);
 	hm->cand = cand;
 	hm->thp_ring = cand + HTMM_CAND_SIZE;
+	hm->cand_bin = (u8 *)(hm->thp_ring + HTMM_THP_RING);
 	spin_unlock_irqrestore(&hm->lock, flags);
 	return 0;
 }
@@ -1350,10 +1374,10 @@ void htmm_migrate_stat(struct htmm_memcg *hm, struct seq_file *m)
 	failed = hm->nr_migrate_failed;
 	memcpy(skipped, hm->nr_skipped, sizeof(skipped));
 	queued = hm->cand_len;
-	hot = hm->cand_pages;
 	dropped = hm->nr_cand_dropped;
 	seen = hm->nr_demote_seen;
 	spin_unlock_irqrestore(&hm->lock, flags);
+	hot = htmm_cand_waiting(hm, NULL);
 
 	seq_printf(m, "promoted %llu\n", promoted);
 	seq_printf(m, "demoted %llu\n", demoted);

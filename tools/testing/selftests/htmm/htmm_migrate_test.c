@@ -72,7 +72,8 @@ static const char * const saved_names[] = {
 	"htmm_sampler", "htmm_promotion_period_in_ms",
 	"htmm_demotion_period_in_ms", "htmm_mode", "htmm_abit_interval_ms",
 	"htmm_settle_ms", "htmm_cooling_period", "htmm_adaptation_period",
-	"htmm_thres_split", "htmm_split_period",
+	"htmm_thres_split", "htmm_split_period", "htmm_thres_hot",
+	"htmm_promotion_watermark",
 };
 
 #define NR_SAVED	ARRAY_SIZE(saved_names)
@@ -114,6 +115,24 @@ static void enable_and_enter(struct __test_metadata *_metadata,
 	htmm_cg_ctx_write(_metadata, c, "memory.max_at_node0", max_at_node0);
 	htmm_cg_ctx_write(_metadata, c, "memory.htmm_enabled", "enabled");
 	ASSERT_EQ(0, htmm_cg_enter(c->cg, getpid()));
+}
+
+/*
+ * Enable the cgroup with @max_at_node0, fault @len bytes in on @node in
+ * it, and leave it: the test's later pages (stack, buffers), never
+ * sampled, are not charged there.  Return: the bytes, or NULL.
+ */
+static char *place_and_leave(struct __test_metadata *_metadata,
+			     const struct htmm_cg_ctx *c,
+			     const char *max_at_node0, size_t len, int node)
+{
+	char *p;
+
+	enable_and_enter(_metadata, c, max_at_node0);
+	p = place(len, node);
+	if (htmm_cg_enter(HTMM_CGROUP_ROOT, getpid()))
+		return NULL;
+	return p;
 }
 
 /* One kmigraterd per node with memory, only while htmm is enabled. */
@@ -307,6 +326,7 @@ static void log_moves(struct __test_metadata *_metadata,
 		"samples_abit", "hot_threshold", "warm_threshold",
 		"fill_threshold", "promotion_queue", "promoted", "demoted",
 		"migrate_failed", "skipped_isolated", "skipped_settle",
+		"demotion_lru_seen", "promotion_queue_hot_pages",
 		"resident_node0", "abit_scans", "abit_scanned_entries",
 		"abit_scan_cpu_ns", "ksamplingd_cpu_permille",
 		"samples_dropped", "cooling_epoch", "hist_8", "hist_9",
@@ -581,6 +601,139 @@ TEST_F_TIMEOUT(htmm_migrate, strong_passes_full_hot_queue, 300)
 		  warm_len / 100 + share * hot_len / 100);
 }
 
+/* Wait up to 30 s for the cgroup's hot and fill thresholds. */
+static bool wait_thresholds(const struct htmm_cg_ctx *c, const char *hot,
+			    const char *fill)
+{
+	char h[16], f[16];
+	double t0 = htmm_now_s();
+
+	while (htmm_now_s() - t0 < 30) {
+		if (!strcmp(stat_str(c, "hot_threshold", h, sizeof(h)), hot) &&
+		    !strcmp(stat_str(c, "fill_threshold", f, sizeof(f)), fill))
+			return true;
+		usleep(100000);
+	}
+	return false;
+}
+
+/*
+ * Entries queued hot stop asking for room once the hot threshold rises
+ * past their bin, also behind a live entry at the head of the queue.  A
+ * full budget of 30 MiB on node 0 is warm (bin 10); 4 MiB on node 1 in
+ * the same bin are queued as fill, then 4 MiB more, a bin higher, as hot.
+ * Nothing on node 0 is two bins below them: nothing moves.  Then the hot
+ * threshold rises to 12 (htmm_thres_hot, standing in for pages used alike
+ * crossing into bin 11 together).  The hot entries, now stale, kept asking
+ * for room behind the fill entries, and the warm pages, two bins below the
+ * new threshold, went down for them: 1024 pages for nothing, as pages
+ * traded places at the edge of the budget (budget_edge_holds).
+ */
+TEST_F_TIMEOUT(htmm_migrate, stale_hot_entries_ask_no_room, 120)
+{
+	size_t warm_len = 30 * MiB, q_len = 4 * MiB;
+	unsigned long long d0, d1, waiting;
+	char *warm, *fill, *hot;
+	double warm0, warm1;
+
+	/* Capacity 90% of 32 MiB: less than the 30 MiB plus the 4 MiB. */
+	ASSERT_EQ(0, set_tunable("htmm_promotion_watermark", "100"));
+	htmm_cg_ctx_write(_metadata, &self->c, "memory.max_at_node0", "32M");
+	ASSERT_EQ(0, htmm_cg_enter(self->c.cg, getpid()));
+	warm = place(warm_len, HTMM_FAST_NODE);
+	fill = place(q_len, HTMM_SLOW_NODE);
+	hot = place(q_len, HTMM_SLOW_NODE);
+	ASSERT_NE(NULL, warm);
+	ASSERT_NE(NULL, fill);
+	ASSERT_NE(NULL, hot);
+	ASSERT_EQ(0, htmm_cg_enter(HTMM_CGROUP_ROOT, getpid()));
+	htmm_cg_ctx_write(_metadata, &self->c, "memory.htmm_enabled",
+			  "enabled");
+	ASSERT_EQ(0, inject_range(warm, warm_len, 2));
+	ASSERT_TRUE(wait_thresholds(&self->c, "11", "10"));
+	ASSERT_EQ(0, inject_range(fill, q_len, 2));
+	ASSERT_EQ(0, inject_range(hot, q_len, 4));
+	ASSERT_TRUE(wait_thresholds(&self->c, "11", "10"));
+	sleep(2);
+	waiting = htmm_cg_ctx_stat(&self->c, "promotion_queue_hot_pages");
+	warm0 = share_on(warm, warm_len, HTMM_FAST_NODE);
+	d0 = htmm_cg_ctx_stat(&self->c, "demoted");
+	TH_LOG("before: queue %llu entries, %llu hot pages; warm %.1f%% on node 0, %llu pages demoted",
+	       htmm_cg_ctx_stat(&self->c, "promotion_queue"), waiting,
+	       warm0, d0);
+	ASSERT_EQ(q_len / PAGE_SZ, waiting);
+	ASSERT_EQ(100.0, warm0);
+
+	ASSERT_EQ(0, set_tunable("htmm_thres_hot", "12"));
+	/* One more sample, on a warm page, has the thresholds recomputed. */
+	ASSERT_EQ(0, inject_range(warm, PAGE_SZ, 1));
+	ASSERT_TRUE(wait_thresholds(&self->c, "12", "none"));
+	sleep(3);
+	warm1 = share_on(warm, warm_len, HTMM_FAST_NODE);
+	d1 = htmm_cg_ctx_stat(&self->c, "demoted");
+	waiting = htmm_cg_ctx_stat(&self->c, "promotion_queue_hot_pages");
+	TH_LOG("3 s after the rise: queue %llu entries, %llu hot pages; warm %.1f%% on node 0, %llu pages demoted",
+	       htmm_cg_ctx_stat(&self->c, "promotion_queue"), waiting,
+	       warm1, d1 - d0);
+	log_moves(_metadata, &self->c);
+	EXPECT_EQ(0ULL, waiting);
+	EXPECT_EQ(100.0, warm1);
+	EXPECT_EQ(0ULL, d1 - d0);
+}
+
+/*
+ * A budget lowered while promotion is under way binds at once.  Under no
+ * budget, 2 MiB more of a 128 MiB region on node 1 get samples every 0.1
+ * s, faster than promotion drains the queue; once 8 MiB are up, the
+ * budget drops to 8 MiB and the samples go on.  Promotion counted its
+ * room once per pass and went on while the queue had entries, with
+ * demotion waiting for it: in churn_integrity the cgroup held 76-127 MiB
+ * on node 0 under budgets of 16 and 48 MiB, and demoted nothing.
+ */
+TEST_F_TIMEOUT(htmm_migrate, lowered_budget_stops_promotion, 180)
+{
+	size_t len = 128 * MiB, low = 8 * MiB, slice = 2 * MiB, off = 0;
+	unsigned long long at_low, peak = 0, now, p0, p1;
+	double t0, t_low, t_in = -1;
+	char *hot;
+
+	hot = place_and_leave(_metadata, &self->c, "max", len, HTMM_SLOW_NODE);
+	ASSERT_NE(NULL, hot);
+	t0 = htmm_now_s();
+	while (off < len / 2 &&
+	       htmm_cg_ctx_stat(&self->c, "resident_node0") < low) {
+		ASSERT_EQ(0, inject_range(hot + off, slice, 2));
+		off += slice;
+		usleep(100000);
+	}
+	htmm_cg_ctx_write(_metadata, &self->c, "memory.max_at_node0", "8M");
+	t_low = htmm_now_s();
+	at_low = htmm_cg_ctx_stat(&self->c, "resident_node0");
+	p0 = htmm_cg_ctx_stat(&self->c, "promoted");
+	ASSERT_LE(low, at_low) TH_LOG("8 MiB did not go up");
+	while (htmm_now_s() - t_low < 30) {
+		if (off < len) {
+			ASSERT_EQ(0, inject_range(hot + off, slice, 2));
+			off += slice;
+		}
+		now = htmm_cg_ctx_stat(&self->c, "resident_node0");
+		peak = now > peak ? now : peak;
+		if (off >= len && now <= low) {
+			t_in = htmm_now_s() - t_low;
+			break;
+		}
+		usleep(100000);
+	}
+	p1 = htmm_cg_ctx_stat(&self->c, "promoted");
+	TH_LOG("budget lowered to 8 MiB with %.1f MiB up after %.1f s; then %.1f MiB at most, within the budget %.1f s later",
+	       at_low / (double)MiB, t_low - t0, peak / (double)MiB, t_in);
+	TH_LOG("promoted after the lowering: %llu pages", p1 - p0);
+	log_moves(_metadata, &self->c);
+	EXPECT_LE(0, t_in);
+	/* A batch in flight (64 pages) and the watermark: 1 MiB more. */
+	EXPECT_GE(at_low + MiB, peak);
+}
+
 /*
  * The convergence scenario, scaled down: cold memory fills the budget on
  * node 0, the hot region sits on node 1 and is read at random by a child;
@@ -820,9 +973,6 @@ TEST_F_TIMEOUT(htmm_migrate, budget_edge_holds, 300)
 	double t_start, t0, t_still, fast;
 	char *p;
 
-	enable_and_enter(_metadata, &self->c, "32M");
-	p = place(len, HTMM_SLOW_NODE);
-	ASSERT_NE(NULL, p);
 	/*
 	 * Only the 48 MiB stay in the cgroup.  The test's own pages charged
 	 * there later (the injection buffer, stack, stdio) are never
@@ -831,7 +981,8 @@ TEST_F_TIMEOUT(htmm_migrate, budget_edge_holds, 300)
 	 * of those went down for them, rightly, but at a time that fell into
 	 * the quiet window in 3 of 3 runs (3-64 pages each way).
 	 */
-	ASSERT_EQ(0, htmm_cg_enter(HTMM_CGROUP_ROOT, getpid()));
+	p = place_and_leave(_metadata, &self->c, "32M", len, HTMM_SLOW_NODE);
+	ASSERT_NE(NULL, p);
 	/* Until nothing moved for 3 s. */
 	t_start = htmm_now_s();
 	t_still = t_start;
@@ -950,6 +1101,7 @@ static void churn(struct __test_metadata *_metadata,
 	unsigned long long promoted, demoted, gen = 1;
 	unsigned long idx, child_bad = 0;
 	int round, status, pipefd[2];
+	char thr[3][16];
 	pid_t pid;
 	char *p;
 
@@ -999,6 +1151,16 @@ static void churn(struct __test_metadata *_metadata,
 					  limits[round % 4]);
 			ASSERT_EQ(0, inject_range(hotp, part, 2));
 		}
+		TH_LOG("round %d: budget %llu MiB, node 0 %llu MiB, promoted %llu, demoted %llu, hot %s warm %s fill %s, queue %llu (%llu hot pages)",
+		       round, htmm_cg_ctx_stat(c, "budget_node0") / MiB,
+		       htmm_cg_ctx_stat(c, "resident_node0") / MiB,
+		       htmm_cg_ctx_stat(c, "promoted"),
+		       htmm_cg_ctx_stat(c, "demoted"),
+		       stat_str(c, "hot_threshold", thr[0], sizeof(thr[0])),
+		       stat_str(c, "warm_threshold", thr[1], sizeof(thr[1])),
+		       stat_str(c, "fill_threshold", thr[2], sizeof(thr[2])),
+		       htmm_cg_ctx_stat(c, "promotion_queue"),
+		       htmm_cg_ctx_stat(c, "promotion_queue_hot_pages"));
 		/* Rewrite a slice while pages migrate under it. */
 		gen++;
 		for (idx = 0; idx < part / PAGE_SZ; idx += 3)
@@ -1016,6 +1178,7 @@ static void churn(struct __test_metadata *_metadata,
 	demoted = htmm_cg_ctx_stat(c, "demoted");
 	TH_LOG("promoted %llu, demoted %llu pages, split %llu huge pages",
 	       promoted, demoted, htmm_cg_ctx_stat(c, "split_done"));
+	log_moves(_metadata, c);
 	EXPECT_LT(0ULL, promoted);
 	EXPECT_LT(0ULL, demoted);
 	if (thp)
