@@ -190,6 +190,24 @@ static int hot_on_fast(char *region)
 	return n;
 }
 
+/* The cgroup's split and move counters, for the log. */
+static void log_split(struct __test_metadata *_metadata,
+		      const struct htmm_cg_ctx *c)
+{
+	TH_LOG("split: %llu rounds, %llu requested, %llu done, %llu failed, %llu for room; last round %llu skewed, %llu wanted",
+	       htmm_cg_ctx_stat(c, "split_rounds"),
+	       htmm_cg_ctx_stat(c, "split_requested"),
+	       htmm_cg_ctx_stat(c, "split_done"),
+	       htmm_cg_ctx_stat(c, "split_failed"),
+	       htmm_cg_ctx_stat(c, "split_for_room"),
+	       htmm_cg_ctx_stat(c, "split_last_skewed"),
+	       htmm_cg_ctx_stat(c, "split_last_wanted"));
+	TH_LOG("moves: %llu promoted, %llu demoted, %llu failed; AnonHugePages %ld kB",
+	       htmm_cg_ctx_stat(c, "promoted"),
+	       htmm_cg_ctx_stat(c, "demoted"),
+	       htmm_cg_ctx_stat(c, "migrate_failed"), htmm_anon_huge_kb());
+}
+
 /* Skewed huge pages are split; their hot subpages alone go to node 0. */
 TEST_F_TIMEOUT(htmm_split, skewed_split, 600)
 {
@@ -269,8 +287,7 @@ TEST_F_TIMEOUT(htmm_split, skewed_on_fast_gives_room, 600)
 	TH_LOG("region: %lu KiB on node 0, %lu KiB on node 1",
 	       per_node[HTMM_FAST_NODE] * 4, per_node[HTMM_SLOW_NODE] * 4);
 	failed = htmm_cg_ctx_stat(&self->c, "migrate_failed");
-	TH_LOG("demoted %llu, migrations failed %llu",
-	       htmm_cg_ctx_stat(&self->c, "demoted"), failed);
+	log_split(_metadata, &self->c);
 	EXPECT_LE(NR_HPAGES, done);
 	EXPECT_LT(0ULL, room);
 	/* Every cold subpage moves, the first part of each split too. */
@@ -319,6 +336,7 @@ TEST_F_TIMEOUT(htmm_split, demote_splits_skewed, 600)
 	       htmm_cg_ctx_stat(&self->c, "split_for_room"), rounds);
 	TH_LOG("%d of %lu hot subpages on node 0; region: %lu KiB on node 0",
 	       hot, NR_HPAGES, per_node[HTMM_FAST_NODE] * 4);
+	log_split(_metadata, &self->c);
 	EXPECT_EQ(0ULL, rounds);
 	EXPECT_LE(NR_HPAGES, done);
 	EXPECT_EQ((int)NR_HPAGES, hot);
