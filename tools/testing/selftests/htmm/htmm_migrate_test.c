@@ -658,7 +658,7 @@ TEST_F_TIMEOUT(htmm_migrate, stale_hot_entries_ask_no_room, 120)
 	waiting = htmm_cg_ctx_stat(&self->c, "promotion_queue_hot_pages");
 	warm0 = share_on(warm, warm_len, HTMM_FAST_NODE);
 	d0 = htmm_cg_ctx_stat(&self->c, "demoted");
-	TH_LOG("before: queue %llu entries, %llu hot pages; warm %.1f%% on node 0, %llu pages demoted",
+	TH_LOG("before: queue %llu, %llu hot pages; warm %.1f%% on node 0, %llu demoted",
 	       htmm_cg_ctx_stat(&self->c, "promotion_queue"), waiting,
 	       warm0, d0);
 	ASSERT_EQ(q_len / PAGE_SZ, waiting);
@@ -672,7 +672,7 @@ TEST_F_TIMEOUT(htmm_migrate, stale_hot_entries_ask_no_room, 120)
 	warm1 = share_on(warm, warm_len, HTMM_FAST_NODE);
 	d1 = htmm_cg_ctx_stat(&self->c, "demoted");
 	waiting = htmm_cg_ctx_stat(&self->c, "promotion_queue_hot_pages");
-	TH_LOG("3 s after the rise: queue %llu entries, %llu hot pages; warm %.1f%% on node 0, %llu pages demoted",
+	TH_LOG("3 s after: queue %llu, %llu hot pages; warm %.1f%% on node 0, %llu demoted",
 	       htmm_cg_ctx_stat(&self->c, "promotion_queue"), waiting,
 	       warm1, d1 - d0);
 	log_moves(_metadata, &self->c);
@@ -725,8 +725,9 @@ TEST_F_TIMEOUT(htmm_migrate, lowered_budget_stops_promotion, 180)
 		usleep(100000);
 	}
 	p1 = htmm_cg_ctx_stat(&self->c, "promoted");
-	TH_LOG("budget lowered to 8 MiB with %.1f MiB up after %.1f s; then %.1f MiB at most, within the budget %.1f s later",
-	       at_low / (double)MiB, t_low - t0, peak / (double)MiB, t_in);
+	TH_LOG("budget 8 MiB at %.1f s with %.1f MiB up; then %.1f MiB at most",
+	       t_low - t0, at_low / (double)MiB, peak / (double)MiB);
+	TH_LOG("within the budget %.1f s after the lowering", t_in);
 	TH_LOG("promoted after the lowering: %llu pages", p1 - p0);
 	log_moves(_metadata, &self->c);
 	EXPECT_LE(0, t_in);
@@ -1151,11 +1152,12 @@ static void churn(struct __test_metadata *_metadata,
 					  limits[round % 4]);
 			ASSERT_EQ(0, inject_range(hotp, part, 2));
 		}
-		TH_LOG("round %d: budget %llu MiB, node 0 %llu MiB, promoted %llu, demoted %llu, hot %s warm %s fill %s, queue %llu (%llu hot pages)",
+		TH_LOG("round %d: budget %llu MiB, node 0 %llu MiB, %llu up, %llu down",
 		       round, htmm_cg_ctx_stat(c, "budget_node0") / MiB,
 		       htmm_cg_ctx_stat(c, "resident_node0") / MiB,
 		       htmm_cg_ctx_stat(c, "promoted"),
-		       htmm_cg_ctx_stat(c, "demoted"),
+		       htmm_cg_ctx_stat(c, "demoted"));
+		TH_LOG("  hot %s warm %s fill %s, queue %llu (%llu hot pages)",
 		       stat_str(c, "hot_threshold", thr[0], sizeof(thr[0])),
 		       stat_str(c, "warm_threshold", thr[1], sizeof(thr[1])),
 		       stat_str(c, "fill_threshold", thr[2], sizeof(thr[2])),

@@ -194,12 +194,13 @@ static int hot_on_fast(char *region)
 static void log_split(struct __test_metadata *_metadata,
 		      const struct htmm_cg_ctx *c)
 {
-	TH_LOG("split: %llu rounds, %llu requested, %llu done, %llu failed, %llu for room; last round %llu skewed, %llu wanted",
+	TH_LOG("split: %llu rounds, %llu requested, %llu done, %llu failed, %llu for room",
 	       htmm_cg_ctx_stat(c, "split_rounds"),
 	       htmm_cg_ctx_stat(c, "split_requested"),
 	       htmm_cg_ctx_stat(c, "split_done"),
 	       htmm_cg_ctx_stat(c, "split_failed"),
-	       htmm_cg_ctx_stat(c, "split_for_room"),
+	       htmm_cg_ctx_stat(c, "split_for_room"));
+	TH_LOG("split: last round %llu skewed, %llu wanted",
 	       htmm_cg_ctx_stat(c, "split_last_skewed"),
 	       htmm_cg_ctx_stat(c, "split_last_wanted"));
 	TH_LOG("moves: %llu promoted, %llu demoted, %llu failed; AnonHugePages %ld kB",
