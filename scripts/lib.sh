@@ -33,6 +33,22 @@ need_packages() {
 # Debian's pristine kernel source, unless the user points KSRC at a tree.
 # Ask for the exact version in patches/BASE; when the archive no longer has
 # it, take the newest linux-source-6.12 it has and say so.
+# A setup step failed: say so as a test result and stop.
+bail() {
+	echo "FAIL setup: $1"
+	echo "0 passed, 1 failed"
+	exit 1
+}
+
+# Build the debug kernel (installing what it needs), its log in $1;
+# $start is when the run began.
+build_debug_kernel() {
+	need_packages "${BUILD_PACKAGES[@]}" libnuma-dev
+	"$HTMM_TOP/scripts/build-kernel.sh" debug > "$1/build-debug.log" 2>&1 ||
+		{ tail -n 40 "$1/build-debug.log"; bail "building the debug kernel (see $1/build-debug.log)"; }
+	echo "# kernel built ($(( $(date +%s) - start )) s)"
+}
+
 need_kernel_source() {
 	local want have
 	[ -n "${KSRC:-}" ] && return 0

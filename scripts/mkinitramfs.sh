@@ -35,6 +35,11 @@ for c in "$SRC"/tools/testing/selftests/htmm/*_test.c; do
 	cp "$b" "$root/htmm/tests/"
 done
 
+# The soak (scripts/soak.sh), in bin/ so that run-tests.sh does not run it.
+gcc -static -O2 -Wall -Wextra -Werror -I"$SRC/tools/testing/selftests" \
+	-o "$root/htmm/bin/htmm_soak" "$SRC/tools/testing/selftests/htmm/htmm_soak.c" \
+	-lpthread || die "building htmm_soak failed"
+
 # Guest helper programs of our own.
 for c in "$HTMM_TOP"/tools/htmm/*.c; do
 	[ -e "$c" ] || continue

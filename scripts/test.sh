@@ -15,16 +15,7 @@ mkdir -p "$LOGS"
 rm -f "$LOGS"/*.tap "$LOGS"/console*.log "$LOGS"/results*.log
 start=$(date +%s)
 
-bail() {
-	echo "FAIL setup: $1"
-	echo "0 passed, 1 failed"
-	exit 1
-}
-
-need_packages "${BUILD_PACKAGES[@]}" libnuma-dev
-"$HTMM_TOP/scripts/build-kernel.sh" debug > "$LOGS/build-debug.log" 2>&1 ||
-	{ tail -n 40 "$LOGS/build-debug.log"; bail "building the debug kernel (see $LOGS/build-debug.log)"; }
-echo "# kernel built ($(( $(date +%s) - start )) s)"
+build_debug_kernel "$LOGS"
 
 # Host-side suites, each writing TAP.
 hosts=()
@@ -69,8 +60,23 @@ vmstart=$(date +%s)
 offrc=$?
 echo "# guest without htmm=on ran $(( $(date +%s) - vmstart )) s"
 
+# Three minutes of the soak (scripts/soak.sh), with a printed seed.
+soak_seed=${SOAK_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+echo "# soak seed $soak_seed (replay: scripts/soak.sh --minutes 3 --seed $soak_seed)"
+vmstart=$(date +%s)
+"$HTMM_TOP/scripts/run-vm.sh" --fast "$TEST_FAST_MB" --kernel "$BUILD/kernel-debug/arch/x86/boot/bzImage" \
+	--initrd "$initrd" \
+	--append "guest_job=soak page_owner=on htmm=on kunit.enable=0 htmm_soak_seed=$soak_seed htmm_soak_seconds=180" \
+	--console "$LOGS/console-soak.log" --results "$LOGS/results-soak.log" \
+	--timeout 1080 > /dev/null
+soakrc=$?
+echo "# soak guest ran $(( $(date +%s) - vmstart )) s"
+grep -a "^soak: " "$LOGS/results-soak.log" 2>/dev/null
+
 python3 "$HTMM_TOP/scripts/parse-results.py" "${hosts[@]}" \
 	--console "$LOGS/console.log" --results "$LOGS/results.log" \
 	--kunit htmm_core --expect "$expect" --qemu-rc "$qrc" \
 	--extra-boot htmm-off "$LOGS/console-off.log" "$LOGS/results-off.log" \
-		htmm_off_test "$offrc"
+		htmm_off_test "$offrc" \
+	--extra-boot soak "$LOGS/console-soak.log" "$LOGS/results-soak.log" \
+		htmm_soak "$soakrc"
