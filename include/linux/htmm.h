@@ -24,13 +24,14 @@ struct page_ext_operations;
  * struct htmm_collapse - What khugepaged learns about a range from htmm.
  * @n: Samples on the range's pages.
  * @sumsq: Sum of the squares of the pages' sample counts.
- * @split: Some page of the range is part of a huge page that htmm split
- *	less than htmm_split_cooldown_ms ago.
+ * @split: Some page of the range is part of a huge page that htmm split.
+ * @recent: One of them was split less than htmm_split_cooldown_ms ago.
  */
 struct htmm_collapse {
 	u64 n;
 	u64 sumsq;
 	bool split;
+	bool recent;
 };
 
 #ifdef CONFIG_HTMM
@@ -68,7 +69,8 @@ static inline void htmm_collapse_note(struct htmm_collapse *hc,
  * @hc: What htmm_collapse_note() gathered for every page of the range.
  *
  * A range that htmm split stays split during htmm_split_cooldown_ms,
- * unless its accesses now look uniform.
+ * unless its accesses now look uniform, and after it while its samples
+ * still show it skewed.
  *
  * Return: true if htmm has no objection.
  */

@@ -1068,27 +1068,42 @@ out:
  * @page: The page.
  *
  * Reads the metadata without the cgroup lock: the answer is a heuristic.
+ * A count is cooled by the coolings of its cgroup since it was last
+ * brought up to date, so that samples that coolings have aged away no
+ * longer make the range look skewed.
+ *
+ * Context: Under the page table lock.
  */
 void __htmm_collapse_note(struct htmm_collapse *hc, struct page *page)
 {
 	unsigned int cooldown = READ_ONCE(htmm_params.split_cooldown_ms);
+	struct mem_cgroup *memcg;
 	struct page_ext *ext;
 	struct htmm_meta *m;
+	u16 id;
 	u64 c;
 
 	m = htmm_meta_get(page, &ext);
 	if (!m)
 		return;
-	if (READ_ONCE(m->memcg_id)) {
+	id = READ_ONCE(m->memcg_id);
+	rcu_read_lock();
+	memcg = id ? folio_memcg_check(page_folio(page)) : NULL;
+	if (memcg && mem_cgroup_id(memcg) == id) {
 		u32 age = htmm_mtime_age_ms(htmm_mtime_now(),
 					    READ_ONCE(m->mtime));
+		u32 d = htmm_epoch_delta(READ_ONCE(htmm_memcg(memcg)->epoch),
+					 READ_ONCE(m->epoch));
 
-		if ((READ_ONCE(m->flags) & HTMM_META_SPLIT) && age < cooldown)
+		if (READ_ONCE(m->flags) & HTMM_META_SPLIT) {
 			hc->split = true;
-		c = min_t(u64, READ_ONCE(m->count), 1U << 16);
+			hc->recent |= age < cooldown;
+		}
+		c = htmm_count_cool(READ_ONCE(m->count), d);
 		hc->n += c;
 		hc->sumsq += c * c;
 	}
+	rcu_read_unlock();
 	page_ext_put(ext);
 }
 
@@ -1096,20 +1111,27 @@ void __htmm_collapse_note(struct htmm_collapse *hc, struct page *page)
  * __htmm_collapse_allowed - May a range that htmm split collapse again?
  * @hc: What __htmm_collapse_note() gathered for the range.
  *
- * Only if splitting is off, or if the range has at least as many samples
- * as pages and their spread is below the splittable skew classes.
+ * Yes if splitting is off.  During the cooldown, only if the range has at
+ * least as many samples as pages and their spread is below the splittable
+ * skew classes; after it, unless its samples still put it in those
+ * classes.  A range that is still skewed would otherwise be collapsed on
+ * the node that holds most of its pages, the slow one once its cold
+ * subpages went down, taking its hot subpages with it.
  *
  * Return: true to let khugepaged go on.
  */
 bool __htmm_collapse_allowed(const struct htmm_collapse *hc)
 {
 	unsigned int thres = READ_ONCE(htmm_params.thres_split);
+	bool skewed;
 
 	/* Without THP there is no khugepaged and no HPAGE_PMD_NR. */
 	if (!IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE) || !thres)
 		return true;
-	return hc->n >= HPAGE_PMD_NR &&
-	       htmm_skew_class(hc->n, hc->sumsq, HPAGE_PMD_NR) < thres;
+	skewed = htmm_skew_class(hc->n, hc->sumsq, HPAGE_PMD_NR) >= thres;
+	if (hc->recent)
+		return hc->n >= HPAGE_PMD_NR && !skewed;
+	return !skewed;
 }
 
 /* Print "@key @bin", or "@key none" for HTMM_BIN_NONE. */
