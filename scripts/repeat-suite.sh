@@ -18,12 +18,11 @@ LOGS=$BUILD/logs/repeat
 mkdir -p "$LOGS"
 rm -f "$LOGS"/console.log "$LOGS"/results.log
 
-need_packages "${BUILD_PACKAGES[@]}" libnuma-dev
-"$HTMM_TOP/scripts/build-kernel.sh" debug > "$LOGS/build-debug.log" 2>&1 ||
-	{ tail -n 40 "$LOGS/build-debug.log"; die "building the debug kernel failed"; }
+start=$(date +%s)
+build_debug_kernel "$LOGS"
 initrd=$BUILD/initramfs-test.cpio
 "$HTMM_TOP/scripts/mkinitramfs.sh" "$initrd" > "$LOGS/initramfs.log" 2>&1 ||
-	{ cat "$LOGS/initramfs.log"; die "building the initramfs failed"; }
+	{ cat "$LOGS/initramfs.log"; bail "building the initramfs failed"; }
 expect=
 for t in "$BUILD"/selftests/$glob; do
 	[ -x "$t" ] || continue
@@ -34,13 +33,13 @@ for t in "$BUILD"/selftests/$glob; do
 done
 [ -n "$expect" ] || die "no kselftest suite matches '$glob'"
 
-start=$(date +%s)
+vmstart=$(date +%s)
 "$HTMM_TOP/scripts/run-vm.sh" --fast "$TEST_FAST_MB" --kernel "$BUILD/kernel-debug/arch/x86/boot/bzImage" \
 	--initrd "$initrd" \
 	--append "guest_job=tests page_owner=on htmm=on kunit.enable=0 htmm_tests=$glob htmm_repeat=$n${targ:+ htmm_test_args=$targ}" \
 	--console "$LOGS/console.log" --results "$LOGS/results.log" \
 	--timeout "${GUEST_TIMEOUT:-7200}" > /dev/null
 qrc=$?
-echo "# guest ran $(( $(date +%s) - start )) s; logs in $LOGS"
+echo "# guest ran $(( $(date +%s) - vmstart )) s; logs in $LOGS"
 python3 "$HTMM_TOP/scripts/parse-results.py" --console "$LOGS/console.log" \
 	--results "$LOGS/results.log" --expect "$expect" --qemu-rc "$qrc"

@@ -450,6 +450,26 @@ TEST_F_TIMEOUT(htmm_migrate, promote_parked_in_lru_batch, 120)
 }
 
 /*
+ * Wait up to 30 s for the cgroup's hot and fill thresholds; a NULL @hot
+ * matches any hot threshold.
+ */
+static bool wait_thresholds(const struct htmm_cg_ctx *c, const char *hot,
+			    const char *fill)
+{
+	char h[16], f[16];
+	double t0 = htmm_now_s();
+
+	while (htmm_now_s() - t0 < 30) {
+		if ((!hot ||
+		     !strcmp(stat_str(c, "hot_threshold", h, sizeof(h)), hot)) &&
+		    !strcmp(stat_str(c, "fill_threshold", f, sizeof(f)), fill))
+			return true;
+		usleep(100000);
+	}
+	return false;
+}
+
+/*
  * Hot folios get room when the promotion queue holds fill entries. The
  * fast tier is full of cold pages (16 MiB, the budget). @warm_len on
  * node 1 get one sample a page: more than the budget holds, so that bin
@@ -475,6 +495,7 @@ static void fill_then_hot(struct __test_metadata *_metadata,
 	char *cold, *warm, *sub, fill[16] = "?", hot[16] = "?";
 	unsigned long long demoted;
 	double t0, share = 0;
+	bool ok;
 
 	/* Placed before htmm is on, so no cooling for memory growth. */
 	htmm_cg_ctx_write(_metadata, c, "memory.max_at_node0", "16M");
@@ -487,16 +508,11 @@ static void fill_then_hot(struct __test_metadata *_metadata,
 	ASSERT_NE(NULL, sub);
 	htmm_cg_ctx_write(_metadata, c, "memory.htmm_enabled", "enabled");
 	ASSERT_EQ(0, inject_range(cold, cold_len, 1));
-	t0 = htmm_now_s();
-	while (htmm_now_s() - t0 < 30) {
-		stat_str(c, "fill_threshold", fill, sizeof(fill));
-		if (!strcmp(fill, "9"))
-			break;
-		usleep(100000);
-	}
+	ok = wait_thresholds(c, NULL, "9");
 	TH_LOG("thresholds after one sample a cold page: hot %s, fill %s",
-	       stat_str(c, "hot_threshold", hot, sizeof(hot)), fill);
-	ASSERT_STREQ("9", fill);
+	       stat_str(c, "hot_threshold", hot, sizeof(hot)),
+	       stat_str(c, "fill_threshold", fill, sizeof(fill)));
+	ASSERT_TRUE(ok);
 	ASSERT_EQ(0, inject_range(warm, warm_len, 1));
 	ASSERT_EQ(0, inject_range(sub, sub_len, 1));
 	demoted = htmm_cg_ctx_stat(c, "demoted");
@@ -601,22 +617,6 @@ TEST_F_TIMEOUT(htmm_migrate, strong_passes_full_hot_queue, 300)
 		  warm_len / 100 + share * hot_len / 100);
 }
 
-/* Wait up to 30 s for the cgroup's hot and fill thresholds. */
-static bool wait_thresholds(const struct htmm_cg_ctx *c, const char *hot,
-			    const char *fill)
-{
-	char h[16], f[16];
-	double t0 = htmm_now_s();
-
-	while (htmm_now_s() - t0 < 30) {
-		if (!strcmp(stat_str(c, "hot_threshold", h, sizeof(h)), hot) &&
-		    !strcmp(stat_str(c, "fill_threshold", f, sizeof(f)), fill))
-			return true;
-		usleep(100000);
-	}
-	return false;
-}
-
 /*
  * Entries queued hot stop asking for room once the hot threshold rises
  * past their bin, also behind a live entry at the head of the queue.  A
@@ -641,11 +641,11 @@ TEST_F_TIMEOUT(htmm_migrate, stale_hot_entries_ask_no_room, 120)
 	htmm_cg_ctx_write(_metadata, &self->c, "memory.max_at_node0", "32M");
 	ASSERT_EQ(0, htmm_cg_enter(self->c.cg, getpid()));
 	warm = place(warm_len, HTMM_FAST_NODE);
-	fill = place(q_len, HTMM_SLOW_NODE);
-	hot = place(q_len, HTMM_SLOW_NODE);
+	/* The fill pages, then the hot ones, in one range. */
+	fill = place(2 * q_len, HTMM_SLOW_NODE);
 	ASSERT_NE(NULL, warm);
 	ASSERT_NE(NULL, fill);
-	ASSERT_NE(NULL, hot);
+	hot = fill + q_len;
 	ASSERT_EQ(0, htmm_cg_enter(HTMM_CGROUP_ROOT, getpid()));
 	htmm_cg_ctx_write(_metadata, &self->c, "memory.htmm_enabled",
 			  "enabled");
