@@ -9,6 +9,11 @@
 #                               (SCALE_FAST, MiB, default 512 2048);
 #                               SCALE_NICE=N runs the workloads at nice N;
 #                               see scripts/guest/bench-scale.sh
+#   scripts/bench.sh tenants    four tenants started together, under
+#                               budgets that fit node 0 and budgets that
+#                               overcommit it: each tenant's time to 95%
+#                               of its hot data that fits (RUNS, default 3,
+#                               guests; see scripts/guest/bench-tenants.sh)
 #   scripts/bench.sh tiering    tiering scenarios side by side (see
 #                               scripts/guest/bench-tiering.sh): converge
 #                               under no migration, NUMA-balancing tiering,
@@ -56,12 +61,12 @@ run_id() {
 
 what=${1:-sampling}
 case "$what" in
-sampling|tiering|scale) ;;
+sampling|tiering|scale|tenants) ;;
 table)
 	d=$HTMM_TOP/bench/results/tiering/${2:-$(kernel_id)}
 	[ -d "$d" ] || die "no results in $d"
 	exec python3 "$HTMM_TOP/scripts/bench-table.py" "$d" ;;
-*) die "unknown benchmark '$what' (sampling, tiering, scale or table)" ;;
+*) die "unknown benchmark '$what' (sampling, tiering, scale, tenants or table)" ;;
 esac
 need_packages "${BUILD_PACKAGES[@]}"
 "$HTMM_TOP/scripts/build-kernel.sh" demo >&2
@@ -107,9 +112,26 @@ if [ "$what" = scale ]; then
 fi
 
 runs=${RUNS:-3}
+[[ "$runs" =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive number"
+if [ "$what" = tenants ]; then
+	for r in $(seq 1 "$runs"); do
+		note "tenants: run $r of $runs"
+		log=$BUILD/logs/bench-tenants
+		rc=0
+		"$HTMM_TOP/scripts/run-vm.sh" --fast "$TEST_FAST_MB" --kernel "$kernel" \
+			--initrd "$BUILD/initramfs.cpio" \
+			--append "guest_job=bench-tenants htmm=on quiet" \
+			--console "$log.console" --results "$log.txt" \
+			--timeout 2400 > /dev/null || rc=$?
+		[ "$rc" = 0 ] || warn "guest of run $r exited with $rc"
+		{ echo "# bench tenants, kernel $kid, $(date -u +%FT%TZ), guest exit $rc"
+		  tr -d '\r' < "$log.txt"; } > "$results/$(run_id).txt"
+	done
+	note "results: ${results#"$HTMM_TOP"/}"
+	exec python3 "$HTMM_TOP/scripts/bench-tenants-table.py" "$results"
+fi
 configs=${CONFIGS:-none autonuma damon htmm-abit htmm-inject ceiling}
 secs=${SECONDS_PER_RUN:-60}
-[[ "$runs" =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive number"
 [[ "$secs" =~ ^[1-9][0-9]*$ ]] || die "SECONDS_PER_RUN must be a positive number"
 out=${BENCH_OUT:-$BUILD/logs/bench-tiering}
 rm -rf "$out"

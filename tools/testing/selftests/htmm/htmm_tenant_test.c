@@ -604,14 +604,25 @@ static double fast_share(const struct worker *w, size_t len)
 
 #define PART	(2 * MiB)	/* injected per tenant in turn */
 
+/*
+ * A tenant: its memory.max_at_node0 and its size: hot data of 3/4 of it
+ * on node 1, cold data of 1/2 of it with the default policy.
+ */
+struct tenant_plan {
+	const char *max0;
+	unsigned int mb;
+};
+
 struct tenants {
 	const struct worker *w;
 	const struct worker_spec *specs;
 	double t0, t95[4], share[4];
+	double goal[4];		/* per cent of the hot data that fits */
+	unsigned long long budget[4];
 	int left;
 };
 
-/* Note the tenants that reached 95% since the last look. */
+/* Note the tenants that reached their goal since the last look. */
 static void tenants_look(struct tenants *t)
 {
 	double now;
@@ -622,7 +633,7 @@ static void tenants_look(struct tenants *t)
 			continue;
 		t->share[i] = fast_share(&t->w[i], t->specs[i].slow_len);
 		now = htmm_now_s() - t->t0;
-		if (t->share[i] >= 95) {
+		if (t->share[i] >= t->goal[i]) {
 			t->t95[i] = now;
 			t->left--;
 		}
@@ -630,8 +641,8 @@ static void tenants_look(struct tenants *t)
 }
 
 /*
- * Two samples on every hot page of each tenant still below 95%, PART of
- * each tenant in turn, looking at their shares after each turn.
+ * Two samples on every hot page of each tenant still below its goal, PART
+ * of each tenant in turn, looking at their shares after each turn.
  */
 static int tenants_inject(struct tenants *t)
 {
@@ -652,36 +663,54 @@ static int tenants_inject(struct tenants *t)
 }
 
 /*
- * Four tenants of different sizes, started together, each with a budget,
- * hot data on node 1 that fits it (3/4 of it) and cold data on node 0
- * (1/2 of it): each must demote cold data to make room for its hot data.
- * Every tenant gets 95% of its hot data into node 0; the times to 95%
- * (from the first sample) and their spread are reported.
+ * Each tenant's goal: 95% of the part of its hot data that fits its
+ * effective budget on node 0 below the promotion watermark.
  */
-TEST_F_TIMEOUT(htmm_deleg, four_tenants, 600)
+static void tenants_goals(struct tenants *t, const char *d, char (*names)[8])
 {
-	static const unsigned int mb[4] = { 16, 32, 48, 64 };
+	unsigned long long wm = 20, fit;
+	int i;
+
+	htmm_read_value(HTMM_SYSFS_DIR "/htmm_promotion_watermark", &wm);
+	for (i = 0; i < 4; i++) {
+		t->budget[i] = child_stat(d, names[i], "budget_node0");
+		fit = t->budget[i] / 1000 * (1000 - wm);
+		if (fit > t->specs[i].slow_len)
+			fit = t->specs[i].slow_len;
+		t->goal[i] = 95.0 * fit / t->specs[i].slow_len;
+		t->t95[i] = -1;
+	}
+}
+
+/*
+ * Start four tenants of @plan together in D's children t1..t4, D enabled
+ * (@d_on, without a budget) or not, and inject their hot data until each
+ * reaches its goal; report the times to the goal and their spread.
+ */
+static void four_tenants_run(struct __test_metadata *_metadata,
+			     const char *d, struct worker *w, int *nr_workers,
+			     const struct tenant_plan *plan, bool d_on)
+{
 	struct worker_spec specs[4];
-	char names[4][8], cg[HTMM_CG_PATH_MAX], val[16];
-	struct tenants t = { .w = self->w, .specs = specs, .left = 4 };
+	char names[4][8], cg[HTMM_CG_PATH_MAX];
+	struct tenants t = { .w = w, .specs = specs, .left = 4 };
 	double lo = 1e9, hi = 0, since;
 	int i;
 
 	ASSERT_EQ(0, quick_tunables("inject", "1"));
-	d_write(_metadata, self->d, "memory.htmm_enabled", "enabled");
+	if (d_on)
+		d_write(_metadata, d, "memory.htmm_enabled", "enabled");
 	for (i = 0; i < 4; i++) {
 		snprintf(names[i], sizeof(names[i]), "t%d", i + 1);
-		snprintf(val, sizeof(val), "%uM", mb[i]);
-		child_cg(_metadata, self->d, names[i], cg, sizeof(cg), val);
+		child_cg(_metadata, d, names[i], cg, sizeof(cg), plan[i].max0);
 		specs[i] = (struct worker_spec){
 			.name = names[i], .root = true,
-			.slow_len = mb[i] * MiB * 3 / 4,
-			.local_len = mb[i] * MiB / 2,
+			.slow_len = plan[i].mb * MiB * 3 / 4,
+			.local_len = plan[i].mb * MiB / 2,
 		};
-		t.t95[i] = -1;
 	}
-	start_workers(_metadata, self->d, self->w, &self->nr_workers,
-		      specs, 4);
+	tenants_goals(&t, d, names);
+	start_workers(_metadata, d, w, nr_workers, specs, 4);
 	t.t0 = htmm_now_s();
 	while (t.left && htmm_now_s() - t.t0 < 300) {
 		ASSERT_EQ(0, tenants_inject(&t));
@@ -693,15 +722,50 @@ TEST_F_TIMEOUT(htmm_deleg, four_tenants, 600)
 		}
 	}
 	for (i = 0; i < 4; i++) {
-		TH_LOG("%s: budget %u MiB, hot %.1f%% on node 0, t95 %.1f s",
-		       names[i], mb[i], t.share[i], t.t95[i]);
-		EXPECT_LE(0, t.t95[i]) TH_LOG("%s never reached 95%%", names[i]);
+		TH_LOG("%s: budget %llu KiB, hot %zu KiB, %.1f%% up, goal %.1f%%, t95 %.1f s",
+		       names[i], t.budget[i] >> 10, specs[i].slow_len >> 10,
+		       t.share[i], t.goal[i], t.t95[i]);
+		EXPECT_LE(0, t.t95[i]) TH_LOG("%s never reached its goal", names[i]);
 		if (t.t95[i] >= 0) {
 			lo = t.t95[i] < lo ? t.t95[i] : lo;
 			hi = t.t95[i] > hi ? t.t95[i] : hi;
 		}
 	}
 	TH_LOG("t95 spread: fastest %.1f s, slowest %.1f s", lo, hi);
+}
+
+/*
+ * Four tenants of different sizes, started together, each with a budget,
+ * hot data on node 1 that fits it (3/4 of it) and cold data on node 0
+ * (1/2 of it): each must demote cold data to make room for its hot data.
+ * Every tenant gets 95% of its hot data into node 0; the times to 95%
+ * (from the first sample) and their spread are reported.
+ */
+TEST_F_TIMEOUT(htmm_deleg, four_tenants, 600)
+{
+	static const struct tenant_plan plan[4] = {
+		{ "16M", 16 }, { "32M", 32 }, { "48M", 48 }, { "64M", 64 },
+	};
+
+	four_tenants_run(_metadata, self->d, self->w, &self->nr_workers, plan,
+			 true);
+}
+
+/*
+ * The same four tenants as top cgroups (D disabled) whose budgets
+ * overcommit node 0: 16 and 32 MiB, and the whole node twice.  Each gets
+ * budget * node / sum, so t1 and t2 get less than half their budget:
+ * their cold data goes down, and only part of their hot data fits.  Each
+ * tenant reaches 95% of the hot data that fits its share.
+ */
+TEST_F_TIMEOUT(htmm_deleg, four_tenants_overcommit, 600)
+{
+	static const struct tenant_plan plan[4] = {
+		{ "16M", 16 }, { "32M", 32 }, { "max", 48 }, { "max", 64 },
+	};
+
+	four_tenants_run(_metadata, self->d, self->w, &self->nr_workers, plan,
+			 false);
 }
 
 /* Present pages of @node, from /proc/zoneinfo; 0 if unknown. */
