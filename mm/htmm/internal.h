@@ -166,7 +166,8 @@ extern const char * const htmm_skip_names[HTMM_NR_SKIPS];
  * bits: its first entry still asks for the room.
  * cand_bin holds the bin each entry was queued in, cooled with the
  * histogram; cand_room counts the pages of the entries without
- * HTMM_CAND_FILL by that bin, cand_strong those with HTMM_CAND_STRONG.
+ * HTMM_CAND_FILL by that bin, cand_strong those with HTMM_CAND_STRONG,
+ * cand_fill those of the fill entries (HTMM_CAND_FILL alone).
  * Only the entries in bins that are still hot (strong) ask for room: the
  * thresholds rise as pages used alike cross into a new bin together, and
  * the entries queued just before would otherwise ask demotion for room
@@ -178,6 +179,7 @@ extern const char * const htmm_skip_names[HTMM_NR_SKIPS];
 #define HTMM_CAND_STRONG	(1UL << (HTMM_CAND_SHIFT - 1))
 #define HTMM_CAND_FILL		(1UL << (HTMM_CAND_SHIFT - 2))
 #define HTMM_CAND_HOT		BIT(HTMM_CAND_SHIFT)	/* not stored */
+#define HTMM_CAND_KIND		(HTMM_CAND_STRONG | HTMM_CAND_FILL)
 #define HTMM_CAND_ENTRY(pfn, order)	(((pfn) << HTMM_CAND_SHIFT) | (order))
 #define HTMM_CAND_PFN(e)	((e) >> HTMM_CAND_SHIFT)
 #define HTMM_CAND_ORDER(e)	((e) & (HTMM_CAND_FILL - 1))
@@ -225,6 +227,7 @@ struct htmm_memcg {
 	unsigned int cand_len;		/* entries queued */
 	struct htmm_hist cand_room;	/* pages of the queued hot folios */
 	struct htmm_hist cand_strong;	/* ... of those queued strong */
+	struct htmm_hist cand_fill;	/* pages of the queued fill folios */
 	u64 nr_cand_dropped;		/* ring full */
 	u64 nr_promoted;		/* pages */
 	u64 nr_demoted;
@@ -374,6 +377,7 @@ struct htmm_page_info {
 	bool sampled;		/* the folio has htmm metadata */
 	unsigned int hot_bin;	/* the cgroup's hot threshold */
 	unsigned int warm_bin;	/* the cgroup's warm threshold */
+	unsigned int fill_bin;	/* the cgroup's fill bin */
 	unsigned int flags;	/* HTMM_META_* of the folio */
 	unsigned int mbin;	/* folio bin when htmm last moved it */
 	unsigned int moved_ms;	/* since then (if a flag says it moved) */
@@ -385,7 +389,7 @@ int htmm_folio_mark(struct folio *folio, struct mem_cgroup *memcg,
 void htmm_folio_queue(struct folio *folio, struct mem_cgroup *memcg);
 bool htmm_cand_take_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 			   unsigned long *pfn);
-u64 htmm_cand_waiting(struct htmm_memcg *hm, u64 *strong);
+u64 htmm_cand_waiting(struct htmm_memcg *hm, u64 *strong, u64 *fill);
 bool htmm_cand_head_live_locked(struct htmm_memcg *hm,
 				struct mem_cgroup *memcg);
 unsigned int htmm_pfn_clear_flag_locked(struct htmm_memcg *hm,

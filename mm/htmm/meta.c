@@ -193,6 +193,9 @@ bool htmm_cand_take_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 	if ((e & HTMM_CAND_STRONG) &&
 	    !htmm_hist_sub(&hm->cand_strong, bin, nr))
 		hm->nr_unaccounted++;
+	if ((e & HTMM_CAND_KIND) == HTMM_CAND_FILL &&
+	    !htmm_hist_sub(&hm->cand_fill, bin, nr))
+		hm->nr_unaccounted++;
 	m = htmm_pfn_meta_locked(hm, memcg, *pfn, &ext);
 	if (!m)
 		return true;
@@ -239,29 +242,39 @@ bool htmm_cand_head_live_locked(struct htmm_memcg *hm,
  * htmm_cand_waiting - Pages of a cgroup's queued folios that ask for room.
  * @hm: The cgroup's htmm state.
  * @strong: Set to how many of them are queued strong (may be NULL).
+ * @fill: Set to the pages of the fill entries in the fill bin now (may be
+ *	NULL).
  *
  * Counts the entries in the bins that are hot now (for @strong, that are
  * HTMM_STRONG_BINS or more above the hot threshold now), not those that
- * were when they were queued.
+ * were when they were queued.  A fill entry that turned hot is counted
+ * by its hot entry, a hot entry whose folio fell to the fill bin as fill.
  *
  * Return: The pages of the hot entries.
  */
-u64 htmm_cand_waiting(struct htmm_memcg *hm, u64 *strong)
+u64 htmm_cand_waiting(struct htmm_memcg *hm, u64 *strong, u64 *fill)
 {
-	u64 hot = 0, str = 0;
+	u64 hot = 0, str = 0, fil = 0;
 	unsigned long flags;
 	unsigned int b;
 
 	spin_lock_irqsave(&hm->lock, flags);
-	for (b = 0; hm->hot != HTMM_BIN_NONE && b < HTMM_NR_BINS; b++) {
-		if (b >= hm->hot)
+	for (b = 0; b < HTMM_NR_BINS; b++) {
+		if (hm->hot != HTMM_BIN_NONE && b >= hm->hot) {
 			hot += hm->cand_room.nr_pages[b];
-		if (b >= hm->hot + HTMM_STRONG_BINS)
-			str += hm->cand_strong.nr_pages[b];
+			if (b >= hm->hot + HTMM_STRONG_BINS)
+				str += hm->cand_strong.nr_pages[b];
+		} else if (hm->fill != HTMM_BIN_NONE && b >= hm->fill) {
+			/* Hot entries of folios no longer hot count as fill. */
+			fil += hm->cand_fill.nr_pages[b] +
+			       hm->cand_room.nr_pages[b];
+		}
 	}
 	spin_unlock_irqrestore(&hm->lock, flags);
 	if (strong)
 		*strong = str;
+	if (fill)
+		*fill = fil;
 	return hot;
 }
 
@@ -348,6 +361,8 @@ static void htmm_queue_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 		htmm_hist_add(&hm->cand_room, bin, folio_nr_pages(folio));
 	if (e & HTMM_CAND_STRONG)
 		htmm_hist_add(&hm->cand_strong, bin, folio_nr_pages(folio));
+	if ((e & HTMM_CAND_KIND) == HTMM_CAND_FILL)
+		htmm_hist_add(&hm->cand_fill, bin, folio_nr_pages(folio));
 	i = (hm->cand_head + hm->cand_len) % HTMM_CAND_SIZE;
 	hm->cand[i] = e;
 	hm->cand_bin[i] = bin;
@@ -397,6 +412,7 @@ static void htmm_cand_cool_locked(struct htmm_memcg *hm)
 
 	htmm_hist_cool(&hm->cand_room, 1);
 	htmm_hist_cool(&hm->cand_strong, 1);
+	htmm_hist_cool(&hm->cand_fill, 1);
 	for (i = 0; i < hm->cand_len; i++) {
 		j = (hm->cand_head + i) % HTMM_CAND_SIZE;
 		hm->cand_bin[j] = htmm_bin_cool(hm->cand_bin[j], 1);
@@ -772,6 +788,7 @@ int htmm_page_info(struct page *page, struct htmm_page_info *info)
 		info->sampled = true;
 		info->hot_bin = hm->hot;
 		info->warm_bin = hm->warm;
+		info->fill_bin = hm->fill;
 		info->epoch = htmm_coolings(hm);
 		info->flags = h->flags;
 		info->mbin = h->mbin;

@@ -78,7 +78,11 @@ enum htmm_level {
  * the cgroup's need makes the next one less strict; after such a pass at
  * the last strictness, walks only for room (the cgroup is not over its
  * budget) rest for HTMM_ROOM_REST: the folios that wait are not hot
- * enough to displace any.  A cgroup that did not need to demote in the last period
+ * enough to displace any.  Walks for the room of fill entries alone rest
+ * until the cgroup's next cooling: fill entries wait most of the time
+ * wherever the budget is smaller than what is used, and what may go down
+ * for them changes bins only at a cooling (new pages aside).  A cgroup
+ * that did not need to demote in the last period
  * starts anew, at the oldest list and the strictest level.
  */
 struct htmm_lru_pos {
@@ -87,6 +91,8 @@ struct htmm_lru_pos {
 	long left;			/* its pages still to see; -1: unread */
 	unsigned long period;		/* htmm_migrater.period last served */
 	unsigned long room_rest;	/* jiffies: no walks for room before */
+	u32 fill_epoch;			/* cooling epoch of the fill rest */
+	bool fill_rest;			/* no walks for fill in fill_epoch */
 	enum htmm_level level;
 };
 
@@ -94,6 +100,19 @@ struct htmm_lru_pos {
 
 /* Cgroups one demotion period serves, at most. */
 #define HTMM_DEMOTE_MEMCGS	16
+
+/* A cgroup that has to demote from a node this period. */
+struct htmm_demote_need {
+	struct mem_cgroup *memcg;	/* css reference held */
+	long excess;			/* pages over the demotion watermark */
+	long room;			/* pages to free for waiting promotions */
+	long room_strong;		/* ... of it, for strong entries */
+	long room_fill;			/* room, and as much for fill entries */
+	struct list_head folios;	/* isolated, not yet migrated */
+	unsigned long nr_isolated;
+	unsigned long seen;		/* pages looked at this period */
+	struct htmm_lru_pos *pos;
+};
 
 /* One kmigraterd.  Only its own thread touches the fields after start. */
 struct htmm_migrater {
@@ -109,6 +128,8 @@ struct htmm_migrater {
 	unsigned long period;		/* demotion periods run */
 	/* The walks of the cgroups served last. */
 	struct htmm_lru_pos lru_pos[HTMM_DEMOTE_MEMCGS];
+	/* The cgroups one demotion period serves (too big for the stack). */
+	struct htmm_demote_need needs[HTMM_DEMOTE_MEMCGS];
 };
 
 /*
@@ -117,18 +138,6 @@ struct htmm_migrater {
  */
 static struct htmm_migrater **htmm_migraters;
 static DECLARE_WAIT_QUEUE_HEAD(htmm_migrate_wq);
-
-/* A cgroup that has to demote from a node this period. */
-struct htmm_demote_need {
-	struct mem_cgroup *memcg;	/* css reference held */
-	long excess;			/* pages over the demotion watermark */
-	long room;			/* pages to free for waiting promotions */
-	long room_strong;		/* ... of it, for strong entries */
-	struct list_head folios;	/* isolated, not yet migrated */
-	unsigned long nr_isolated;
-	unsigned long seen;		/* pages looked at this period */
-	struct htmm_lru_pos *pos;
-};
 
 /**
  * htmm_wmark_pages - A watermark as a number of pages.
@@ -515,7 +524,7 @@ static unsigned long htmm_promote_pick(struct mem_cgroup *memcg,
 {
 	struct htmm_memcg *hm = htmm_memcg(memcg);
 	/* Fill entries wait while hot ones do (the room is theirs). */
-	u64 waiting = htmm_cand_waiting(hm, NULL);
+	u64 waiting = htmm_cand_waiting(hm, NULL, NULL);
 	struct htmm_page_info info;
 	unsigned long nr = 0;
 	struct folio *folio;
@@ -817,14 +826,15 @@ static bool htmm_demote_need(struct mem_cgroup *memcg, int nid,
 	unsigned int pw = READ_ONCE(htmm_params.promotion_wmark);
 	unsigned int dw = min(READ_ONCE(htmm_params.demotion_wmark), pw);
 	unsigned long room;
-	u64 waiting, strong;
+	u64 waiting, strong, fill;
 
 	need->excess = htmm_demote_excess(memcg, nid, dw, ledger);
 	need->room = 0;
 	need->room_strong = 0;
+	need->room_fill = 0;
 	if (htmm_node_is_fast(nid)) {
 		htmm_cand_drop_stale(memcg);
-		waiting = htmm_cand_waiting(hm, &strong);
+		waiting = htmm_cand_waiting(hm, &strong, &fill);
 		strong = min(strong, waiting);
 		/* htmm_demote_excess() flushed the same path. */
 		room = htmm_promote_room(memcg, nid, false);
@@ -832,8 +842,10 @@ static bool htmm_demote_need(struct mem_cgroup *memcg, int nid,
 			need->room = waiting - room;
 		if (strong > room)
 			need->room_strong = strong - room;
+		if (waiting + fill > room)
+			need->room_fill = waiting + fill - room;
 	}
-	return need->excess > 0 || need->room > 0;
+	return need->excess > 0 || need->room_fill > 0;
 }
 
 /*
@@ -847,7 +859,9 @@ static bool htmm_demote_need(struct mem_cgroup *memcg, int nid,
  * was never sampled), and a warm folio only for a strong entry, queued
  * HTMM_STRONG_BINS or more above the threshold.  Sampling moves pages
  * used alike by a bin either way; without the margin, two such sets on either side of the
- * threshold would trade places for ever.
+ * threshold would trade places for ever.  Fill entries get room with the
+ * same margin below the fill bin (when the hot set fits but the fill bin
+ * does not, cold folios would otherwise keep the rest of the budget).
  */
 static bool htmm_demotable(const struct htmm_page_info *info,
 			   const struct htmm_demote_need *need,
@@ -864,8 +878,11 @@ static bool htmm_demotable(const struct htmm_page_info *info,
 			return true;
 		}
 	}
-	if (!info->sampled || (info->hot_bin != HTMM_BIN_NONE &&
-			       info->folio_bin + 2 <= info->hot_bin))
+	if (!info->sampled || (info->fill_bin != HTMM_BIN_NONE &&
+			       info->folio_bin + 2 <= info->fill_bin))
+		return need->room_fill > 0;
+	if (info->hot_bin != HTMM_BIN_NONE &&
+	    info->folio_bin + 2 <= info->hot_bin)
 		return need->room > 0;
 	return level >= HTMM_LEVEL_WARM && !info->hot &&
 	       need->room_strong > 0;
@@ -998,7 +1015,7 @@ static struct htmm_lru_pos *htmm_lru_pos(struct htmm_migrater *m,
  * have to go as well, and it would never get less strict (the convergence
  * benchmark with the Accessed-bit sampler stalled 12-21 s that way).
  */
-static bool htmm_lru_pass_end(struct htmm_lru_pos *pos)
+static bool htmm_lru_pass_end(struct htmm_lru_pos *pos, u32 epoch)
 {
 	pos->slot = 0;
 	pos->left = -1;
@@ -1007,7 +1024,27 @@ static bool htmm_lru_pass_end(struct htmm_lru_pos *pos)
 		return true;
 	}
 	pos->room_rest = jiffies + HTMM_ROOM_REST;
+	pos->fill_rest = true;
+	pos->fill_epoch = epoch;
 	return false;
+}
+
+/*
+ * Take from @need what the rests of its walk (htmm_lru_pos) hold back.
+ * Return: true if something is left to demote for.
+ */
+static bool htmm_demote_rest(struct htmm_demote_need *need, u32 epoch)
+{
+	struct htmm_lru_pos *pos = need->pos;
+
+	if (time_before(jiffies, pos->room_rest)) {
+		need->room = 0;
+		need->room_strong = 0;
+		need->room_fill = 0;
+	} else if (pos->fill_rest && pos->fill_epoch == epoch) {
+		need->room_fill = min(need->room_fill, need->room);
+	}
+	return need->excess > 0 || need->room_fill > 0;
 }
 
 /* @nr pages of @need went down, or are on their way. */
@@ -1017,6 +1054,7 @@ static void htmm_demote_count(struct htmm_migrater *m,
 	need->excess -= nr;
 	need->room -= nr;
 	need->room_strong -= nr;
+	need->room_fill -= nr;
 	m->tokens -= min_t(unsigned long, m->tokens, nr);
 }
 
@@ -1103,21 +1141,19 @@ static void htmm_demote_lru(struct htmm_migrater *m,
 	struct lruvec *lruvec = mem_cgroup_lruvec(need->memcg,
 						  NODE_DATA(m->nid));
 	struct folio *folios[HTMM_LRU_BATCH];
+	struct htmm_memcg *hm = htmm_memcg(need->memcg);
 	struct htmm_lru_pos *pos = need->pos;
 	unsigned long seen;
 	unsigned int n, i;
 
 	for (;;) {
-		if (time_before(jiffies, pos->room_rest)) {
-			need->room = 0;
-			need->room_strong = 0;
-		}
-		if ((need->excess <= 0 && need->room <= 0) ||
+		if (!htmm_demote_rest(need, READ_ONCE(hm->epoch)) ||
 		    *scanned >= HTMM_SCAN_MAX || !m->tokens ||
 		    kthread_should_stop())
 			break;
 		/* At most one pass a period, unless it got less strict. */
-		if (pos->slot == HTMM_LRU_SLOTS && !htmm_lru_pass_end(pos))
+		if (pos->slot == HTMM_LRU_SLOTS &&
+		    !htmm_lru_pass_end(pos, READ_ONCE(hm->epoch)))
 			break;
 		seen = 0;
 		n = htmm_lru_take(lruvec, pos, folios, HTMM_LRU_BATCH, &seen);
@@ -1149,13 +1185,17 @@ static unsigned int htmm_demote_collect(struct htmm_migrater *m,
 		htmm_memcg_refresh(memcg);
 		if (!htmm_demote_need(memcg, m->nid, &ledger, &needs[nr]))
 			continue;
+		/* A resting walk takes none of the period's places. */
+		needs[nr].pos = htmm_lru_pos(m, memcg);
+		if (!htmm_demote_rest(&needs[nr],
+				      READ_ONCE(htmm_memcg(memcg)->epoch)))
+			continue;
 		m->demote_cursor = r.idx;
 		css_get(&memcg->css);
 		needs[nr].memcg = memcg;
 		INIT_LIST_HEAD(&needs[nr].folios);
 		needs[nr].nr_isolated = 0;
 		needs[nr].seen = 0;
-		needs[nr].pos = htmm_lru_pos(m, memcg);
 		if (++nr == HTMM_DEMOTE_MEMCGS) {
 			mem_cgroup_iter_break(NULL, memcg);
 			break;
@@ -1166,7 +1206,7 @@ static unsigned int htmm_demote_collect(struct htmm_migrater *m,
 
 static void htmm_demote(struct htmm_migrater *m)
 {
-	struct htmm_demote_need needs[HTMM_DEMOTE_MEMCGS];
+	struct htmm_demote_need *needs = m->needs;
 	unsigned long scanned = 0, flags;
 	unsigned int nr_needs, i;
 	struct htmm_memcg *hm;
@@ -1363,7 +1403,7 @@ int htmm_memcg_cand_alloc(struct mem_cgroup *memcg)
 void htmm_migrate_stat(struct htmm_memcg *hm, struct seq_file *m)
 {
 	u64 skipped[HTMM_NR_SKIPS], promoted, demoted, failed, dropped, hot;
-	u64 seen;
+	u64 seen, fill_pages;
 	unsigned int queued, i, fill;
 	unsigned long flags;
 
@@ -1377,7 +1417,7 @@ void htmm_migrate_stat(struct htmm_memcg *hm, struct seq_file *m)
 	dropped = hm->nr_cand_dropped;
 	seen = hm->nr_demote_seen;
 	spin_unlock_irqrestore(&hm->lock, flags);
-	hot = htmm_cand_waiting(hm, NULL);
+	hot = htmm_cand_waiting(hm, NULL, &fill_pages);
 
 	seq_printf(m, "promoted %llu\n", promoted);
 	seq_printf(m, "demoted %llu\n", demoted);
@@ -1387,6 +1427,7 @@ void htmm_migrate_stat(struct htmm_memcg *hm, struct seq_file *m)
 			   skipped[i]);
 	seq_printf(m, "promotion_queue %u\n", queued);
 	seq_printf(m, "promotion_queue_hot_pages %llu\n", hot);
+	seq_printf(m, "promotion_queue_fill_pages %llu\n", fill_pages);
 	seq_printf(m, "promotion_queue_dropped %llu\n", dropped);
 	seq_printf(m, "demotion_lru_seen %llu\n", seen);
 	htmm_seq_bin(m, "fill_threshold", fill);

@@ -254,7 +254,7 @@ static void htmm_rings_reset(void)
  */
 #define HTMM_NR_LEVELS	12
 
-static unsigned int htmm_level;		/* ksamplingd only */
+static unsigned int htmm_level;		/* written by ksamplingd only */
 static unsigned int htmm_cur_period;	/* periods in force, for the stat */
 static unsigned int htmm_cur_inst_period;
 static unsigned int htmm_cpu_permille;	/* ksamplingd's CPU, last window */
@@ -347,7 +347,7 @@ static void htmm_source_start(void)
 {
 	int err;
 
-	htmm_level = 0;
+	WRITE_ONCE(htmm_level, 0);
 	htmm_rings_reset();
 	htmm_cur_period = READ_ONCE(htmm_params.sample_period);
 	htmm_cur_inst_period = READ_ONCE(htmm_params.inst_sample_period);
@@ -387,7 +387,7 @@ static void htmm_quota_control(u64 runtime_ns, u64 wall_ns)
 	else if (permille < quota / 2 && level > 0)
 		level--;
 	if (level != htmm_level) {
-		htmm_level = level;
+		WRITE_ONCE(htmm_level, level);
 		htmm_apply_periods();
 	}
 }
@@ -531,6 +531,7 @@ void htmm_sampler_stat(struct seq_file *m)
 	seq_printf(m, "sample_period %u\n", READ_ONCE(htmm_cur_period));
 	seq_printf(m, "inst_sample_period %u\n", READ_ONCE(htmm_cur_inst_period));
 	seq_printf(m, "ksamplingd_cpu_permille %u\n", READ_ONCE(htmm_cpu_permille));
+	seq_printf(m, "sampler_level %u\n", READ_ONCE(htmm_level));
 	seq_printf(m, "ksamplingd_running %d\n", !!READ_ONCE(htmm_ksamplingd));
 	htmm_abit_stat(m);
 }

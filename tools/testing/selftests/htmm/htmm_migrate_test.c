@@ -73,7 +73,7 @@ static const char * const saved_names[] = {
 	"htmm_demotion_period_in_ms", "htmm_mode", "htmm_abit_interval_ms",
 	"htmm_settle_ms", "htmm_cooling_period", "htmm_adaptation_period",
 	"htmm_thres_split", "htmm_split_period", "htmm_thres_hot",
-	"htmm_promotion_watermark",
+	"htmm_promotion_watermark", "htmm_migrate_rate_mb",
 };
 
 #define NR_SAVED	ARRAY_SIZE(saved_names)
@@ -173,6 +173,100 @@ TEST_F_TIMEOUT(htmm_migrate, thread_lifecycle, 120)
 	       t_mkdir * 1000, (htmm_now_s() - t0) * 1000);
 	EXPECT_EQ(0, n) TH_LOG("threads left after rmdir");
 	EXPECT_EQ(0, htmm_cg_destroy(path));
+}
+
+/* A checksum over a page, with the generation it was written in. */
+static unsigned long page_sum(const unsigned long *w)
+{
+	unsigned long h = 1469598103934665603UL;
+	size_t i;
+
+	for (i = 0; i < PAGE_SZ / sizeof(*w) - 1; i++)
+		h = (h ^ w[i]) * 1099511628211UL;
+	return h;
+}
+
+static void page_fill(unsigned long *w, unsigned long idx, unsigned long gen)
+{
+	unsigned long x = (idx + 1) * 0x9e3779b97f4a7c15UL ^ gen;
+	size_t i;
+
+	for (i = 0; i < PAGE_SZ / sizeof(*w) - 1; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		w[i] = x;
+	}
+	w[0] = idx;
+	w[1] = gen;
+	w[PAGE_SZ / sizeof(*w) - 1] = page_sum(w);
+}
+
+/* Pages of [p, p+len) whose checksum or index is wrong. */
+static unsigned long bad_pages(char *p, size_t len)
+{
+	unsigned long idx, bad = 0;
+	unsigned long *w;
+
+	for (idx = 0; idx < len / PAGE_SZ; idx++) {
+		w = (unsigned long *)(p + idx * PAGE_SZ);
+		if (w[0] != idx || w[PAGE_SZ / sizeof(*w) - 1] != page_sum(w))
+			bad++;
+	}
+	return bad;
+}
+
+/*
+ * Removing the last enabled cgroup while kmigraterd promotes its 128
+ * MiB (at 32 MiB/s, so that it is still under way): rmdir returns at
+ * once, a mkdir right after it does not wait for the teardown (the
+ * threads stop in a work item, outside cgroup_mutex), the threads are
+ * gone soon after, promotion stops and no page's data changed.  The
+ * figures are printed; only a hang would fail on time.
+ */
+TEST_F_TIMEOUT(htmm_migrate, teardown_under_load, 120)
+{
+	size_t len = 128 * MiB, i;
+	char path[HTMM_CG_PATH_MAX], *p;
+	unsigned long long up0 = 0, up1 = 0, up2 = 0, moved = 0;
+	double t0, t_rmdir, t_mkdir;
+	int n;
+
+	ASSERT_EQ(0, set_tunable("htmm_migrate_rate_mb", "32"));
+	p = place_and_leave(_metadata, &self->c, "max", len, HTMM_SLOW_NODE);
+	ASSERT_NE(NULL, p);
+	for (i = 0; i < len / PAGE_SZ; i++)
+		page_fill((unsigned long *)(p + i * PAGE_SZ), i, 0);
+	ASSERT_EQ(0, inject_range(p, len, 4));
+	t0 = htmm_now_s();
+	while (!moved && htmm_now_s() - t0 < 30) {
+		moved = htmm_cg_ctx_stat(&self->c, "promoted");
+		usleep(1000);
+	}
+	ASSERT_LT(0ULL, moved);
+	ASSERT_EQ(0, htmm_vmstat_get("htmm_nr_promoted", &up0));
+	t0 = htmm_now_s();
+	ASSERT_EQ(0, htmm_cg_destroy(self->c.cg));
+	t_rmdir = htmm_now_s() - t0;
+	self->c.cg[0] = '\0';
+	ASSERT_EQ(0, htmm_cg_create(path, sizeof(path), "htmm_next"));
+	t_mkdir = htmm_now_s() - t0 - t_rmdir;
+	while ((n = htmm_count_threads("kmigraterd")) && htmm_now_s() - t0 < 30)
+		usleep(1000);
+	ASSERT_EQ(0, htmm_vmstat_get("htmm_nr_promoted", &up1));
+	TH_LOG("rmdir %.1f ms, then mkdir %.1f ms; threads gone after %.1f ms",
+	       t_rmdir * 1000, t_mkdir * 1000, (htmm_now_s() - t0) * 1000);
+	TH_LOG("promoted: %llu of %zu pages before the rmdir, %llu after it",
+	       moved, len / PAGE_SZ, up1 - up0);
+	EXPECT_EQ(0, n) TH_LOG("threads left after rmdir");
+	/* Under way when the cgroup went. */
+	EXPECT_GT(len / PAGE_SZ, moved);
+	sleep(1);
+	ASSERT_EQ(0, htmm_vmstat_get("htmm_nr_promoted", &up2));
+	EXPECT_EQ(up1, up2) TH_LOG("promotion went on without threads");
+	EXPECT_EQ(0UL, bad_pages(p, len));
+	EXPECT_EQ(0, htmm_cg_destroy(path));
+	munmap(p, len);
 }
 
 /* Injected hot pages on node 1 move to node 0, within the budget. */
@@ -327,9 +421,10 @@ static void log_moves(struct __test_metadata *_metadata,
 		"fill_threshold", "promotion_queue", "promoted", "demoted",
 		"migrate_failed", "skipped_isolated", "skipped_settle",
 		"demotion_lru_seen", "promotion_queue_hot_pages",
+		"promotion_queue_fill_pages",
 		"resident_node0", "abit_scans", "abit_scanned_entries",
 		"abit_scan_cpu_ns", "ksamplingd_cpu_permille",
-		"samples_dropped", "cooling_epoch", "hist_8", "hist_9",
+		"sampler_level", "samples_dropped", "cooling_epoch", "hist_8", "hist_9",
 		"hist_10", "hist_11", "hist_12", "hist_13", "hist_14",
 		"hist_15",
 	};
@@ -587,6 +682,12 @@ TEST_F_TIMEOUT(htmm_migrate, strong_passes_full_hot_queue, 300)
 	ASSERT_EQ(0, htmm_cg_enter(self->c.cg, getpid()));
 	warm = place(warm_len, HTMM_FAST_NODE);
 	hot = place(hot_len, HTMM_SLOW_NODE);
+	/*
+	 * Out again: the test's own pages, never sampled, would go down for
+	 * the hot entries a batch at a time, and promotion would take entries
+	 * off the queue while this looks at it (once 16320 of 16384).
+	 */
+	ASSERT_EQ(0, htmm_cg_enter(HTMM_CGROUP_ROOT, getpid()));
 	ASSERT_NE(NULL, warm);
 	ASSERT_NE(NULL, hot);
 	htmm_cg_ctx_write(_metadata, &self->c, "memory.htmm_enabled",
@@ -682,6 +783,64 @@ TEST_F_TIMEOUT(htmm_migrate, stale_hot_entries_ask_no_room, 120)
 }
 
 /*
+ * Fill entries get room from folios two bins or more below the fill bin,
+ * or never sampled.  12 MiB never sampled fill a 16 MiB budget on node 0;
+ * 24 MiB on node 1 are used alike (bin 10), more than the budget holds:
+ * nothing is hot and bin 10 is the fill bin.  Fill entries took only the
+ * free room, and the untouched 12 MiB kept the rest of the budget for
+ * ever (four_tenants_overcommit: t1 got 50% of its hot data up, 60.6%
+ * fit).  Now the untouched pages go down and the used ones fill the
+ * budget.  The thresholds settle without migration (htmm_mode 0), so
+ * that no page is hot on the way.
+ */
+TEST_F_TIMEOUT(htmm_migrate, fill_gets_room_from_cold, 180)
+{
+	size_t cold_len = 12 * MiB, warm_len = 24 * MiB;
+	char *c0, *w, hot[16], fill[16];
+	double t0, warm = 0, cold;
+	bool ok;
+
+	/* kmigraterd, idle, does not refresh the thresholds: samples do. */
+	ASSERT_EQ(0, set_tunable("htmm_mode", "0"));
+	ASSERT_EQ(0, set_tunable("htmm_adaptation_period", "64"));
+	htmm_cg_ctx_write(_metadata, &self->c, "memory.max_at_node0", "16M");
+	ASSERT_EQ(0, htmm_cg_enter(self->c.cg, getpid()));
+	c0 = place(cold_len, HTMM_FAST_NODE);
+	w = place(warm_len, HTMM_SLOW_NODE);
+	ASSERT_EQ(0, htmm_cg_enter(HTMM_CGROUP_ROOT, getpid()));
+	ASSERT_NE(NULL, c0);
+	ASSERT_NE(NULL, w);
+	htmm_cg_ctx_write(_metadata, &self->c, "memory.htmm_enabled",
+			  "enabled");
+	ASSERT_EQ(0, inject_range(w, warm_len, 2));
+	ok = wait_thresholds(&self->c, "11", "10");
+	TH_LOG("thresholds: hot %s, fill %s",
+	       stat_str(&self->c, "hot_threshold", hot, sizeof(hot)),
+	       stat_str(&self->c, "fill_threshold", fill, sizeof(fill)));
+	/* No ASSERT from here: the harness skips the teardown after one. */
+	EXPECT_TRUE(ok);
+	if (!ok || set_tunable("htmm_mode", "1"))
+		return;
+	/* A third sample a page, in the same bin, queues them as fill. */
+	EXPECT_EQ(0, inject_range(w, warm_len, 1));
+	t0 = htmm_now_s();
+	while (htmm_now_s() - t0 < 60) {
+		warm = share_on(w, warm_len, HTMM_FAST_NODE);
+		if (warm * warm_len / 100 >= 15.0 * MiB)
+			break;
+		usleep(200000);
+	}
+	cold = share_on(c0, cold_len, HTMM_FAST_NODE);
+	TH_LOG("after %.1f s: used %.1f MiB on node 0, untouched %.1f MiB",
+	       htmm_now_s() - t0, warm * warm_len / 100 / MiB,
+	       cold * cold_len / 100 / MiB);
+	log_moves(_metadata, &self->c);
+	/* The budget less the promotion watermark: 15.7 MiB. */
+	EXPECT_LE(15.0 * MiB, warm * warm_len / 100);
+	EXPECT_GE(16.0 * MiB, (warm * warm_len + cold * cold_len) / 100);
+}
+
+/*
  * A budget lowered while promotion is under way binds at once.  Under no
  * budget, 2 MiB more of a 128 MiB region on node 1 get samples every 0.1
  * s, faster than promotion drains the queue; once 8 MiB are up, the
@@ -745,7 +904,7 @@ TEST_F_TIMEOUT(htmm_migrate, converge_abit, 600)
 	size_t hot_len = 24 * MiB, cold_len = 64 * MiB;
 	double t0, share = 0;
 	char *hot, *cold;
-	int status;
+	int status, looks = 0;
 	pid_t pid;
 
 	ASSERT_EQ(0, set_tunable("htmm_sampler", "abit"));
@@ -762,6 +921,12 @@ TEST_F_TIMEOUT(htmm_migrate, converge_abit, 600)
 		share = share_on(hot, hot_len, HTMM_FAST_NODE);
 		if (share >= 95)
 			break;
+		if (++looks % 20 == 0)
+			TH_LOG("%.0f s: %.1f%% up; %llu scans, level %llu, ksamplingd %llu/1000",
+			       htmm_now_s() - t0, share,
+			       htmm_cg_ctx_stat(&self->c, "abit_scans"),
+			       htmm_cg_ctx_stat(&self->c, "sampler_level"),
+			       htmm_cg_ctx_stat(&self->c, "ksamplingd_cpu_permille"));
 		usleep(500000);
 	}
 	TH_LOG("abit: %.1f%% of the hot region on node 0 after %.1f s",
@@ -1020,47 +1185,6 @@ TEST_F_TIMEOUT(htmm_migrate, budget_edge_holds, 300)
 	EXPECT_LE(budget * 95 / 100, fast);
 	EXPECT_EQ(0ULL, p1 - p0);
 	EXPECT_EQ(0ULL, d1 - d0);
-}
-
-/* A checksum over a page, with the generation it was written in. */
-static unsigned long page_sum(const unsigned long *w)
-{
-	unsigned long h = 1469598103934665603UL;
-	size_t i;
-
-	for (i = 0; i < PAGE_SZ / sizeof(*w) - 1; i++)
-		h = (h ^ w[i]) * 1099511628211UL;
-	return h;
-}
-
-static void page_fill(unsigned long *w, unsigned long idx, unsigned long gen)
-{
-	unsigned long x = (idx + 1) * 0x9e3779b97f4a7c15UL ^ gen;
-	size_t i;
-
-	for (i = 0; i < PAGE_SZ / sizeof(*w) - 1; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		w[i] = x;
-	}
-	w[0] = idx;
-	w[1] = gen;
-	w[PAGE_SZ / sizeof(*w) - 1] = page_sum(w);
-}
-
-/* Pages of [p, p+len) whose checksum or index is wrong. */
-static unsigned long bad_pages(char *p, size_t len)
-{
-	unsigned long idx, bad = 0;
-	unsigned long *w;
-
-	for (idx = 0; idx < len / PAGE_SZ; idx++) {
-		w = (unsigned long *)(p + idx * PAGE_SZ);
-		if (w[0] != idx || w[PAGE_SZ / sizeof(*w) - 1] != page_sum(w))
-			bad++;
-	}
-	return bad;
 }
 
 /*

@@ -2169,7 +2169,8 @@ static void check_stat_format(struct __test_metadata *_metadata,
 	};
 	static const char *const keys_end[] = {
 		"samples_dropped", "sample_period", "inst_sample_period",
-		"ksamplingd_cpu_permille", "ksamplingd_running",
+		"ksamplingd_cpu_permille", "sampler_level",
+		"ksamplingd_running",
 	};
 	char keys[MAX_STAT_KEYS][32];
 	int nodes[HTMM_MAX_NODES], nr_nodes, nr = 0, seen[MAX_STAT_KEYS];
