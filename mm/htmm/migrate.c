@@ -79,9 +79,10 @@ enum htmm_level {
  * the last strictness, walks only for room (the cgroup is not over its
  * budget) rest for HTMM_ROOM_REST: the folios that wait are not hot
  * enough to displace any.  Walks for the room of fill entries alone rest
- * until the cgroup's next cooling: fill entries wait most of the time
- * wherever the budget is smaller than what is used, and what may go down
- * for them changes bins only at a cooling (new pages aside).  A cgroup
+ * until the cgroup's next cooling, HTMM_FILL_REST at most: fill entries
+ * wait most of the time wherever the budget is smaller than what is used,
+ * and what may go down for them changes bins only at a cooling (new pages
+ * and folios busy during the pass aside).  A cgroup
  * that did not need to demote in the last period
  * starts anew, at the oldest list and the strictest level.
  */
@@ -91,12 +92,13 @@ struct htmm_lru_pos {
 	long left;			/* its pages still to see; -1: unread */
 	unsigned long period;		/* htmm_migrater.period last served */
 	unsigned long room_rest;	/* jiffies: no walks for room before */
-	u32 fill_epoch;			/* cooling epoch of the fill rest */
-	bool fill_rest;			/* no walks for fill in fill_epoch */
+	unsigned long fill_rest;	/* jiffies: no walks for fill before, */
+	u32 fill_epoch;			/* ... unless no longer in this epoch */
 	enum htmm_level level;
 };
 
 #define HTMM_ROOM_REST		HZ
+#define HTMM_FILL_REST		(10 * HZ)
 
 /* Cgroups one demotion period serves, at most. */
 #define HTMM_DEMOTE_MEMCGS	16
@@ -1024,7 +1026,7 @@ static bool htmm_lru_pass_end(struct htmm_lru_pos *pos, u32 epoch)
 		return true;
 	}
 	pos->room_rest = jiffies + HTMM_ROOM_REST;
-	pos->fill_rest = true;
+	pos->fill_rest = jiffies + HTMM_FILL_REST;
 	pos->fill_epoch = epoch;
 	return false;
 }
@@ -1041,7 +1043,8 @@ static bool htmm_demote_rest(struct htmm_demote_need *need, u32 epoch)
 		need->room = 0;
 		need->room_strong = 0;
 		need->room_fill = 0;
-	} else if (pos->fill_rest && pos->fill_epoch == epoch) {
+	} else if (time_before(jiffies, pos->fill_rest) &&
+		   pos->fill_epoch == epoch) {
 		need->room_fill = min(need->room_fill, need->room);
 	}
 	return need->excess > 0 || need->room_fill > 0;
