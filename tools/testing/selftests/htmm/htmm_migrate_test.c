@@ -238,7 +238,11 @@ TEST_F_TIMEOUT(htmm_migrate, teardown_under_load, 120)
 	ASSERT_NE(NULL, p);
 	for (i = 0; i < len / PAGE_SZ; i++)
 		page_fill((unsigned long *)(p + i * PAGE_SZ), i, 0);
-	ASSERT_EQ(0, inject_range(p, len, 4));
+	/* 1 MiB at a time, until promotion has begun. */
+	for (i = 0; i < len && !moved; i += MiB) {
+		ASSERT_EQ(0, inject_range(p + i, MiB, 4));
+		moved = htmm_cg_ctx_stat(&self->c, "promoted");
+	}
 	t0 = htmm_now_s();
 	while (!moved && htmm_now_s() - t0 < 30) {
 		moved = htmm_cg_ctx_stat(&self->c, "promoted");
