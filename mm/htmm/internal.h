@@ -456,7 +456,9 @@ struct htmm_source_ops {
 	int (*start)(unsigned int period, unsigned int inst_period);
 	void (*stop)(void);
 	void (*set_period)(unsigned int period, unsigned int inst_period);
-	void (*tick)(unsigned int level);
+	void (*tick)(void);
+	/* Holds ksampled_soft_cpu_quota by itself: no quota levels. */
+	bool paced;
 };
 
 extern const struct htmm_source_ops htmm_perf_source;
@@ -467,6 +469,7 @@ bool htmm_ring_push(const struct htmm_record *rec);
 struct page *htmm_mm_get_page(struct mm_struct *mm, unsigned long vaddr);
 int htmm_sampler_check(void);
 unsigned int htmm_period_at(unsigned int base, unsigned int level);
+void htmm_quota_window(void);
 int htmm_sampler_start(void);
 void htmm_sampler_stop(void);
 void htmm_sampler_stat(struct seq_file *m);

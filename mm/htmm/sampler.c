@@ -379,8 +379,8 @@ static void htmm_quota_control(u64 runtime_ns, u64 wall_ns)
 	unsigned int permille = wall_ns ? div64_u64(runtime_ns * 1000, wall_ns) : 0;
 	unsigned int level = htmm_level;
 
-	htmm_cpu_permille = permille;
-	if (!quota)
+	WRITE_ONCE(htmm_cpu_permille, permille);
+	if (!quota || (htmm_src_running && htmm_src->paced))
 		level = 0;
 	else if (permille > quota && level < HTMM_NR_LEVELS - 1)
 		level++;
@@ -395,13 +395,37 @@ static void htmm_quota_control(u64 runtime_ns, u64 wall_ns)
 #define HTMM_QUOTA_WINDOW_NS	(1000ULL * NSEC_PER_MSEC)
 #define HTMM_DRAIN_BUDGET	4096
 
+/* ksamplingd's CPU quota window: its start and run time then.  ksamplingd only. */
+static u64 htmm_win_start, htmm_win_run;
+
+/**
+ * htmm_quota_window - Close ksamplingd's CPU quota window if it is over.
+ *
+ * Called by ksamplingd between ticks, and by a source from within a long
+ * tick (the Accessed-bit scan), so that ksamplingd_cpu_permille tells the
+ * last second also while a scan runs for many.
+ *
+ * Context: ksamplingd only.
+ */
+void htmm_quota_window(void)
+{
+	u64 now = ktime_get_ns(), run;
+
+	if (now - htmm_win_start < HTMM_QUOTA_WINDOW_NS)
+		return;
+	run = current->se.sum_exec_runtime;
+	htmm_quota_control(run - htmm_win_run, now - htmm_win_start);
+	htmm_win_start = now;
+	htmm_win_run = run;
+}
+
 static int htmm_ksamplingd_fn(void *unused)
 {
-	u64 win_start = ktime_get_ns(), win_run = current->se.sum_exec_runtime;
 	unsigned int period = 0, inst_period = 0;
 
+	htmm_win_start = ktime_get_ns();
+	htmm_win_run = current->se.sum_exec_runtime;
 	while (!kthread_should_stop()) {
-		u64 now = ktime_get_ns();
 		bool populated = htmm_any_populated();
 
 		if (populated && !htmm_src_running &&
@@ -419,16 +443,9 @@ static int htmm_ksamplingd_fn(void *unused)
 			}
 			htmm_drain_rings(HTMM_DRAIN_BUDGET);
 			if (htmm_src->tick)
-				htmm_src->tick(htmm_level);
+				htmm_src->tick();
 		}
-
-		if (now - win_start >= HTMM_QUOTA_WINDOW_NS) {
-			u64 run = current->se.sum_exec_runtime;
-
-			htmm_quota_control(run - win_run, now - win_start);
-			win_start = now;
-			win_run = run;
-		}
+		htmm_quota_window();
 		wait_event_interruptible_timeout(htmm_ksamplingd_wait,
 						 kthread_should_stop(),
 						 msecs_to_jiffies(populated ? 10 : 100));

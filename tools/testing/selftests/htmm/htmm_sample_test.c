@@ -1369,6 +1369,58 @@ TEST_F_TIMEOUT(htmm_sample, abit_hot_vs_cold, 300)
 	EXPECT_EQ(0ULL, snap_u64(_metadata, &s, "samples_inject"));
 }
 
+#define QUOTA_SECONDS	20
+
+/*
+ * The Accessed-bit scan holds ksamplingd to ksampled_soft_cpu_quota
+ * second by second.  288 MiB of one child's page tables take this guest
+ * tens of seconds to scan at the default 3% of a CPU, so every second
+ * below is in the middle of a scan.  A scan once ran chunks of 64 MiB of
+ * address space between two checks of its pace (tens of ms of CPU each
+ * here), ksamplingd_cpu_permille stood still while a scan lasted, and the
+ * quota control stepped the scan's level up on top of the pace that held
+ * the quota already.  Allowed: 20% either way, from the 5th second on.
+ */
+TEST_F_TIMEOUT(htmm_sample, abit_holds_cpu_quota, 180)
+{
+	const struct kid_spec spec = {
+		.body = kid_hot_cold, .cpu = -1, .len = COLD_LEN,
+		.hot_len = HOT_LEN,
+	};
+	const unsigned long long quota = 30;
+	unsigned long long v[QUOTA_SECONDS], scans;
+	struct sample_ctx *x = &self->x;
+	char line[QUOTA_SECONDS * 6] = "";
+	struct kid_reply r;
+	struct stat_snap s;
+	int i, out = 0;
+
+	set_tunable(_metadata, x, "htmm_sampler", "abit");
+	set_tunable(_metadata, x, "ksampled_soft_cpu_quota", "30");
+	set_tunable(_metadata, x, "htmm_abit_interval_ms", "1000");
+	kid_start(_metadata, x, 0, &spec, &r);
+	ASSERT_EQ(0, set_enabled(x, true));
+	sleep(5);
+	for (i = 0; i < QUOTA_SECONDS; i++) {
+		sleep(1);
+		ASSERT_EQ(0, snap_read(x, &s));
+		v[i] = snap_u64(_metadata, &s, "ksamplingd_cpu_permille");
+		snprintf(line + strlen(line), sizeof(line) - strlen(line),
+			 " %llu", v[i]);
+		if (v[i] * 10 < quota * 8 || v[i] * 10 > quota * 12)
+			out++;
+	}
+	scans = snap_u64(_metadata, &s, "abit_scans");
+	TH_LOG("ksamplingd per mille, seconds 6 to %d (quota %llu):%s",
+	       5 + QUOTA_SECONDS, quota, line);
+	TH_LOG("%llu scans, %llu entries, level %llu", scans,
+	       snap_u64(_metadata, &s, "abit_scanned_entries"),
+	       snap_u64(_metadata, &s, "sampler_level"));
+	EXPECT_EQ(0, out) TH_LOG("%d seconds off the quota by over 20%%", out);
+	EXPECT_EQ(0ULL, snap_u64(_metadata, &s, "sampler_level"));
+	EXPECT_LT(0ULL, snap_u64(_metadata, &s, "samples_abit"));
+}
+
 /* Ring counters grew on both CPUs? */
 static bool rings_grew(const struct rings *a, const struct rings *b,
 		       int cpu0, int cpu1)
