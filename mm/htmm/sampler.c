@@ -413,7 +413,7 @@ void htmm_quota_window(void)
 
 	if (now - htmm_win_start < HTMM_QUOTA_WINDOW_NS)
 		return;
-	run = current->se.sum_exec_runtime;
+	run = task_sched_runtime(current);
 	htmm_quota_control(run - htmm_win_run, now - htmm_win_start);
 	htmm_win_start = now;
 	htmm_win_run = run;
@@ -424,7 +424,7 @@ static int htmm_ksamplingd_fn(void *unused)
 	unsigned int period = 0, inst_period = 0;
 
 	htmm_win_start = ktime_get_ns();
-	htmm_win_run = current->se.sum_exec_runtime;
+	htmm_win_run = task_sched_runtime(current);
 	while (!kthread_should_stop()) {
 		bool populated = htmm_any_populated();
 
