@@ -36,6 +36,7 @@ struct worker_spec {
 	size_t slow_len;	/* bytes placed on node 1 (hot data) */
 	size_t local_len;	/* bytes with the default policy */
 	bool read_slow;		/* then read its node 1 data at random */
+	bool thp;		/* huge pages: THP left on, MADV_HUGEPAGE */
 };
 
 struct worker_report {
@@ -43,6 +44,7 @@ struct worker_report {
 	char step[32];
 	int enable_err;		/* errno of writing "enabled", or 0 */
 	char *slow;		/* the data placed on node 1 */
+	long huge_kb;		/* its AnonHugePages once placed */
 };
 
 struct worker {
@@ -66,6 +68,7 @@ static const char * const saved_names[] = {
 FIXTURE(htmm_deleg) {
 	char d[HTMM_CG_PATH_MAX];
 	char saved[NR_SAVED][32];
+	char thp_saved[16];	/* THP mode to restore, if changed */
 	struct worker w[NR_WORKERS];
 	int nr_workers;
 	pid_t idle[NR_IDLE];
@@ -84,14 +87,19 @@ static void report_fail(struct worker_report *r, const char *step, int err)
 	snprintf(r->step, sizeof(r->step), "%s", step);
 }
 
-/* Map @len bytes and fault them in on @node, then drop the binding. */
-static char *place_on(size_t len, int node)
+/*
+ * Map @len bytes (with MADV_HUGEPAGE if @thp) and fault them in on @node,
+ * then drop the binding.
+ */
+static char *place_on(size_t len, int node, bool thp)
 {
 	char *p;
 
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
+		return NULL;
+	if (thp && madvise(p, len, MADV_HUGEPAGE))
 		return NULL;
 	return htmm_fault_on(p, len, node) ? NULL : p;
 }
@@ -126,10 +134,10 @@ enter:
 		path_in(path, sizeof(path), cg, "memory.htmm_enabled");
 		r->enable_err = -htmm_write_str(path, "enabled");
 	}
-	if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0))
+	if (!s->thp && prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0))
 		return report_fail(r, "PR_SET_THP_DISABLE", errno);
 	if (s->slow_len) {
-		r->slow = place_on(s->slow_len, HTMM_SLOW_NODE);
+		r->slow = place_on(s->slow_len, HTMM_SLOW_NODE, s->thp);
 		if (!r->slow)
 			return report_fail(r, "place on node 1", errno);
 	}
@@ -138,8 +146,11 @@ enter:
 			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (local == MAP_FAILED)
 			return report_fail(r, "mmap", errno);
+		if (s->thp && madvise(local, s->local_len, MADV_HUGEPAGE))
+			return report_fail(r, "madvise", errno);
 		memset(local, 0x3c, s->local_len);
 	}
+	r->huge_kb = htmm_anon_huge_kb();
 }
 
 /* Read @len bytes at @p at random, one byte a page, until killed. */
@@ -326,6 +337,8 @@ FIXTURE_TEARDOWN(htmm_deleg)
 		EXPECT_EQ(0, htmm_cg_destroy(self->d));
 	}
 	htmm_restore_files(HTMM_SYSFS_DIR, saved_names, NR_SAVED, self->saved);
+	if (self->thp_saved[0])
+		EXPECT_EQ(0, htmm_thp_set(self->thp_saved));
 }
 
 struct unpriv_write_args {
@@ -689,7 +702,7 @@ static void tenants_goals(struct tenants *t, const char *d, char (*names)[8])
  */
 static void four_tenants_run(struct __test_metadata *_metadata,
 			     const char *d, struct worker *w, int *nr_workers,
-			     const struct tenant_plan *plan, bool d_on)
+			     const struct tenant_plan *plan, bool d_on, bool thp)
 {
 	struct worker_spec specs[4];
 	char names[4][8], cg[HTMM_CG_PATH_MAX];
@@ -706,11 +719,16 @@ static void four_tenants_run(struct __test_metadata *_metadata,
 		specs[i] = (struct worker_spec){
 			.name = names[i], .root = true,
 			.slow_len = plan[i].mb * MiB * 3 / 4,
-			.local_len = plan[i].mb * MiB / 2,
+			.local_len = plan[i].mb * MiB / 2, .thp = thp,
 		};
 	}
 	tenants_goals(&t, d, names);
 	start_workers(_metadata, d, w, nr_workers, specs, 4);
+	for (i = 0; thp && i < 4; i++) {
+		/* Most of each tenant's data in huge pages, or no THP test. */
+		TH_LOG("%s: %ld KiB in huge pages", names[i], w[i].r.huge_kb);
+		ASSERT_LE((long)(specs[i].slow_len / KiB), w[i].r.huge_kb);
+	}
 	t.t0 = htmm_now_s();
 	while (t.left && htmm_now_s() - t.t0 < 300) {
 		ASSERT_EQ(0, tenants_inject(&t));
@@ -748,7 +766,25 @@ TEST_F_TIMEOUT(htmm_deleg, four_tenants, 600)
 	};
 
 	four_tenants_run(_metadata, self->d, self->w, &self->nr_workers, plan,
-			 true);
+			 true, false);
+}
+
+/*
+ * four_tenants with transparent huge pages, as distribution kernels run
+ * (THP "always"; the tenants also ask with MADV_HUGEPAGE): hot and cold
+ * data in huge pages, which go down and up whole.  The budgets are whole
+ * huge pages, and the hot data of each fits below its watermark.
+ */
+TEST_F_TIMEOUT(htmm_deleg, four_tenants_thp, 600)
+{
+	static const struct tenant_plan plan[4] = {
+		{ "16M", 16 }, { "32M", 32 }, { "48M", 48 }, { "64M", 64 },
+	};
+
+	ASSERT_EQ(0, htmm_thp_get(self->thp_saved, sizeof(self->thp_saved)));
+	ASSERT_EQ(0, htmm_thp_set("always"));
+	four_tenants_run(_metadata, self->d, self->w, &self->nr_workers, plan,
+			 true, true);
 }
 
 /*
@@ -765,7 +801,7 @@ TEST_F_TIMEOUT(htmm_deleg, four_tenants_overcommit, 600)
 	};
 
 	four_tenants_run(_metadata, self->d, self->w, &self->nr_workers, plan,
-			 false);
+			 false, false);
 }
 
 /* Present pages of @node, from /proc/zoneinfo; 0 if unknown. */
@@ -813,7 +849,7 @@ TEST_F_TIMEOUT(htmm_deleg, overcommit_shared_by_budget, 600)
 	child_cg(_metadata, self->d, "a", a, sizeof(a), "256M");
 	/* a's cold data: charged to a, placed on node 0 with mbind(). */
 	ASSERT_EQ(0, htmm_cg_enter(a, getpid()));
-	cold = place_on(240 * MiB, HTMM_FAST_NODE);
+	cold = place_on(240 * MiB, HTMM_FAST_NODE, false);
 	ASSERT_EQ(0, htmm_cg_enter(HTMM_CGROUP_ROOT, getpid()));
 	ASSERT_NE(NULL, cold);
 	EXPECT_EQ(256 * MiB, child_stat(self->d, "a", "budget_node0"));
