@@ -761,14 +761,9 @@ TEST_F_TIMEOUT(htmm_migrate, strong_passes_full_hot_queue, 300)
  */
 static int drain_lru_batches(void *p, size_t len, int node)
 {
-	unsigned long mask = 1UL << node;
+	int err = htmm_bind_node(p, len, node, HTMM_MPOL_MF_MOVE);
 
-	if (syscall(SYS_mbind, p, len, HTMM_MPOL_BIND, &mask, 64,
-		    HTMM_MPOL_MF_MOVE))
-		return -errno;
-	if (syscall(SYS_mbind, p, len, HTMM_MPOL_DEFAULT, NULL, 0, 0))
-		return -errno;
-	return 0;
+	return err ? err : htmm_unbind(p, len);
 }
 
 /*

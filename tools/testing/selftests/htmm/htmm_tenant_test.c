@@ -752,6 +752,11 @@ static void four_tenants_run(struct __test_metadata *_metadata,
 	TH_LOG("t95 spread: fastest %.1f s, slowest %.1f s", lo, hi);
 }
 
+/* Budgets that fit node 0 together, each above its tenant's hot data. */
+static const struct tenant_plan fitting_plan[4] = {
+	{ "16M", 16 }, { "32M", 32 }, { "48M", 48 }, { "64M", 64 },
+};
+
 /*
  * Four tenants of different sizes, started together, each with a budget,
  * hot data on node 1 that fits it (3/4 of it) and cold data on node 0
@@ -761,12 +766,8 @@ static void four_tenants_run(struct __test_metadata *_metadata,
  */
 TEST_F_TIMEOUT(htmm_deleg, four_tenants, 600)
 {
-	static const struct tenant_plan plan[4] = {
-		{ "16M", 16 }, { "32M", 32 }, { "48M", 48 }, { "64M", 64 },
-	};
-
-	four_tenants_run(_metadata, self->d, self->w, &self->nr_workers, plan,
-			 true, false);
+	four_tenants_run(_metadata, self->d, self->w, &self->nr_workers,
+			 fitting_plan, true, false);
 }
 
 /*
@@ -777,14 +778,10 @@ TEST_F_TIMEOUT(htmm_deleg, four_tenants, 600)
  */
 TEST_F_TIMEOUT(htmm_deleg, four_tenants_thp, 600)
 {
-	static const struct tenant_plan plan[4] = {
-		{ "16M", 16 }, { "32M", 32 }, { "48M", 48 }, { "64M", 64 },
-	};
-
 	ASSERT_EQ(0, htmm_thp_get(self->thp_saved, sizeof(self->thp_saved)));
 	ASSERT_EQ(0, htmm_thp_set("always"));
-	four_tenants_run(_metadata, self->d, self->w, &self->nr_workers, plan,
-			 true, true);
+	four_tenants_run(_metadata, self->d, self->w, &self->nr_workers,
+			 fitting_plan, true, true);
 }
 
 /*

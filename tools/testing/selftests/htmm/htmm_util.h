@@ -1184,20 +1184,37 @@ static inline int htmm_count_threads(const char *prefix)
 	return n;
 }
 
+/* mbind() [@p, @p + @len) to @node with @flags.  Returns 0 or -errno. */
+static inline int htmm_bind_node(void *p, size_t len, int node,
+				 unsigned int flags)
+{
+	unsigned long mask = 1UL << node;
+
+	if (syscall(SYS_mbind, p, len, HTMM_MPOL_BIND, &mask, 64, flags))
+		return -errno;
+	return 0;
+}
+
+/* Drop the binding of [@p, @p + @len).  Returns 0 or -errno. */
+static inline int htmm_unbind(void *p, size_t len)
+{
+	if (syscall(SYS_mbind, p, len, HTMM_MPOL_DEFAULT, NULL, 0, 0))
+		return -errno;
+	return 0;
+}
+
 /*
  * Fault [@p, @p + @len) in on @node (mbind() MPOL_BIND, then a write to
  * every byte), then drop the binding.  Returns 0 or -errno.
  */
 static inline int htmm_fault_on(void *p, size_t len, int node)
 {
-	unsigned long mask = 1UL << node;
+	int err = htmm_bind_node(p, len, node, 0);
 
-	if (syscall(SYS_mbind, p, len, HTMM_MPOL_BIND, &mask, 64, 0))
-		return -errno;
+	if (err)
+		return err;
 	memset(p, 0x5a, len);
-	if (syscall(SYS_mbind, p, len, HTMM_MPOL_DEFAULT, NULL, 0, 0))
-		return -errno;
-	return 0;
+	return htmm_unbind(p, len);
 }
 
 /* Save the values of the files @names in @dir, to put them back later. */
