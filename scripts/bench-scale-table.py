@@ -9,7 +9,10 @@ of ksamplingd and of the kmigraterd threads per second of the run, the
 pages moved, the LRU pages the demotion walks looked at per demoted page,
 and the seconds each cgroup took to get 95% of its hot data to node 0
 (median over the cgroups, then the slowest, and the spread between the
-fastest and the slowest; "never" if one did not get there).
+fastest and the slowest; "never" if one did not get there); and for the
+last 10 s of the workloads (the steady state): kmigraterd's CPU per
+second and the LRU pages the demotion walks looked at per second.
+"over" rows gave each cgroup a budget of half its hot data.
 """
 import os
 import statistics
@@ -24,7 +27,8 @@ def parse(path):
             kv = dict(zip(w[2::2], w[3::2]))
             r["n"], r["fast"] = int(kv["cgroups"]), int(kv["fast_mb"])
             r["nice"] = int(kv.get("nice", 0))
-        elif len(w) == 3 and w[0] == "bench" and w[1].endswith(("_ms", "_s")):
+            r["over"] = int(kv.get("over", 0))
+        elif len(w) == 3 and w[0] == "bench" and w[2].isdigit():
             r[w[1]] = int(w[2])
         elif line.startswith("bench cgroup "):
             kv = dict(zip(w[4::2], w[5::2]))
@@ -39,13 +43,15 @@ def main(d):
     for f in sorted(os.listdir(d)):
         r = parse(os.path.join(d, f))
         if r:
-            rows.setdefault((r["n"], r["fast"], r["nice"]), []).append(r)
+            rows.setdefault((r["over"], r["n"], r["fast"], r["nice"]), []).append(r)
     med = statistics.median
-    print("cgroups | fast MiB | nice | runs | ksamplingd ms/s | kmigraterd ms/s |"
-          " promoted | demoted | LRU pages seen per demoted page |"
-          " t95 s, median cgroup | slowest | spread")
-    print("--- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | ---")
-    for (n, fast, nice), rs in sorted(rows.items()):
+    print("budgets | cgroups | fast MiB | nice | runs | ksamplingd ms/s |"
+          " kmigraterd ms/s | promoted | demoted |"
+          " LRU pages seen per demoted page | t95 s, median cgroup |"
+          " slowest | spread | last 10 s: kmigraterd ms/s |"
+          " last 10 s: LRU pages seen/s")
+    print("---" + " | ---" * 14)
+    for (over, n, fast, nice), rs in sorted(rows.items()):
         def m(k):
             return med(r[k] for r in rs)
         seen = med(r["lru_seen"] / max(r["demoted"], 1) for r in rs)
@@ -54,10 +60,18 @@ def main(d):
         ok = [x for x in t if x >= 0]
         slow = "never" if never or not ok else "%.1f" % max(ok)
         spread = "-" if never or not ok else "%.1f" % (max(ok) - min(ok))
-        print("%d | %d | %d | %d | %.0f | %.0f | %d | %d | %.2f | %s | %s | %s" % (
+        st = [r for r in rs if r.get("steady_s")]
+        if st:
+            steady = "%.0f | %.0f" % (
+                med(r["steady_kmigraterd_ms"] / r["steady_s"] for r in st),
+                med(r["steady_lru_seen"] / r["steady_s"] for r in st))
+        else:
+            steady = "- | -"
+        print("%s | %d | %d | %d | %d | %.0f | %.0f | %d | %d | %.2f | %s | %s | %s | %s" % (
+            "half the hot data" if over else "half the memory",
             n, fast, nice, len(rs), m("ksamplingd_ms") / m("wall_s"),
             m("kmigraterd_ms") / m("wall_s"), m("promoted"), m("demoted"),
-            seen, "%.1f" % med(ok) if ok else "never", slow, spread))
+            seen, "%.1f" % med(ok) if ok else "never", slow, spread, steady))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,8 @@
 #                               1 4 16 64) and the size of the fast node
 #                               (SCALE_FAST, MiB, default 512 2048);
 #                               SCALE_NICE=N runs the workloads at nice N;
+#                               SCALE_OVER=1 gives each cgroup a budget of
+#                               half its hot data (fill walks' steady state);
 #                               see scripts/guest/bench-scale.sh
 #   scripts/bench.sh tenants    four tenants started together, under
 #                               budgets that fit node 0 and budgets that
@@ -92,6 +94,8 @@ fi
 
 if [ "$what" = scale ]; then
 	secs=${SECONDS_PER_RUN:-30}
+	over=
+	[ "${SCALE_OVER:-0}" = 0 ] || over=-over
 	for f in ${SCALE_FAST:-512 2048}; do
 		for n in ${SCALE_CGROUPS:-1 4 16 64}; do
 			note "scale: $n cgroups, node 0 of $f MiB"
@@ -99,12 +103,12 @@ if [ "$what" = scale ]; then
 			rc=0
 			"$HTMM_TOP/scripts/run-vm.sh" --kernel "$kernel" --fast "$f" \
 				--initrd "$BUILD/initramfs.cpio" \
-				--append "guest_job=bench-scale bench_cgroups=$n bench_seconds=$secs bench_nice=${SCALE_NICE:-0} htmm=on quiet" \
+				--append "guest_job=bench-scale bench_cgroups=$n bench_seconds=$secs bench_nice=${SCALE_NICE:-0} bench_over=${SCALE_OVER:-0} htmm=on quiet" \
 				--console "$log.console" --results "$log.txt" \
 				--timeout $((secs * 4 + 600)) > /dev/null || rc=$?
 			[ "$rc" = 0 ] || warn "guest for $n cgroups, $f MiB exited with $rc"
 			{ echo "# bench scale, kernel $kid, $(date -u +%FT%TZ), guest exit $rc"
-			  cat "$log.txt"; } > "$results/c$n-f$f-$(run_id).txt"
+			  cat "$log.txt"; } > "$results/c$n-f$f$over-$(run_id).txt"
 		done
 	done
 	note "results: ${results#"$HTMM_TOP"/}"

@@ -4,6 +4,9 @@
 # grows with the number of enabled cgroups and the size of the fast node.
 #   bench_cgroups=N (default 1)  bench_seconds=S (default 30)
 #   bench_nice=K (default 0): the workloads run at nice K
+#   bench_over=1: each budget is half the cgroup's hot data instead, so
+#     that hot data alike waits in the fill bin for good, with nothing
+#     colder left on node 0 (the steady state of the fill walks)
 # N cgroups are started together, each with the converge workload: cold
 # memory on node 0 (half of node 0 in all), hot memory on node 1 (an
 # eighth of node 0 in all), 40000 injected samples a second in all, and a
@@ -11,15 +14,24 @@
 # pages and promotes hot ones.  Printed at the end: the CPU time of
 # ksamplingd and of the kmigraterd threads, the pages moved, the pages the
 # demotion walks looked at (demotion_lru_seen), and each cgroup's seconds
-# to 95% of its hot data on node 0.
+# to 95% of its hot data on node 0; and, for the last 10 s of the
+# workloads (the steady state), kmigraterd's CPU time and the pages the
+# demotion walks looked at.
 # Everything it prints goes to the results port (ttyS1); the host side is
 # scripts/bench.sh scale.
 H=/sys/kernel/mm/htmm
 n=${bench_cgroups:-1}
 seconds=${bench_seconds:-30}
 nice=${bench_nice:-0}
+over=${bench_over:-0}
 
 exec > /dev/ttyS1 2>&1
+
+# The pages the demotion walks of all the scale cgroups have looked at.
+lru_seen() {
+	cat /sys/fs/cgroup/scale*/memory.htmm_stat |
+		awk '$1 == "demotion_lru_seen" { s += $2 } END { print s + 0 }'
+}
 
 # CPU time (ms) of the kernel threads whose name starts with $1.
 kthread_ms() {
@@ -39,10 +51,11 @@ hot=$((fast_mb / 8 / n))
 [ "$hot" -ge 1 ] || hot=1
 [ "$cold" -ge 1 ] || cold=1
 budget=$(((cold + hot) / 2))
+[ "$over" = 1 ] && budget=$(((hot + 1) / 2))
 rate=$((40000 / n))
 echo inject > $H/htmm_sampler
 echo 200000 > $H/htmm_cooling_period
-echo "bench scale cgroups $n fast_mb $fast_mb cold $cold hot $hot budget $budget rate $rate seconds $seconds nice $nice"
+echo "bench scale cgroups $n fast_mb $fast_mb cold $cold hot $hot budget $budget rate $rate seconds $seconds nice $nice over $over"
 i=1
 while [ $i -le $n ]; do
 	mkdir -p /sys/fs/cgroup/scale$i
@@ -59,7 +72,16 @@ while [ $i -le $n ]; do
 		> /tmp/scale$i.out 2>&1 &
 	i=$((i + 1))
 done
+steady=10
+[ "$seconds" -gt $((steady * 2)) ] || steady=$((seconds / 2))
+sleep $((seconds - steady))
+m1=$(kthread_ms kmigraterd)
+l1=$(lru_seen)
+t1=$(date +%s)
 wait
+echo "bench steady_s $(($(date +%s) - t1))"
+echo "bench steady_kmigraterd_ms $(($(kthread_ms kmigraterd) - m1))"
+echo "bench steady_lru_seen $(($(lru_seen) - l1))"
 echo "bench wall_s $(($(date +%s) - t0))"
 echo "bench ksamplingd_ms $(($(kthread_ms ksamplingd) - s0))"
 echo "bench kmigraterd_ms $(($(kthread_ms kmigraterd) - m0))"
