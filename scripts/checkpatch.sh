@@ -21,9 +21,14 @@ mapfile -t patches < <(ls "$BUILD"/series/0*.patch | grep -v 0000-cover-letter)
 mapfile -t files < <(cd "$HTMM_TOP" && ls mm/htmm/*.[ch] include/linux/htmm.h \
 	include/trace/events/htmm.h tools/htmm/*.c tools/htmm/policy/*.c \
 	tools/testing/selftests/htmm/*.[ch] 2>/dev/null)
+# The htmm command is userspace: it has no u64, no __printf or __noreturn,
+# must mark what a signal handler shares volatile, and prints its long
+# messages with printf, which checkpatch does not exempt as it does pr_*().
+mapfile -t ufiles < <(cd "$HTMM_TOP" && ls tools/htmm/cli/src/*.[ch] tools/htmm/cli/tests/*.c 2>/dev/null)
+uopts=(--ignore PREFER_KERNEL_TYPES,VOLATILE,PREFER_DEFINED_ATTRIBUTE_MACRO,LONG_LINE_STRING)
 opts=(--strict --quiet --no-summary --show-types --root="$SRC")
 n=0 bad=0
-[ $tap = 1 ] && echo "1..$(( ${#patches[@]} + ${#files[@]} + 1 ))"
+[ $tap = 1 ] && echo "1..$(( ${#patches[@]} + ${#files[@]} + ${#ufiles[@]} + 1 ))"
 # The new paths we add to the kernel tree, as MAINTAINERS names them.
 overlay_paths() {
 	echo Documentation/ABI/testing/sysfs-kernel-mm-htmm
@@ -67,5 +72,6 @@ else
 	echo "# not in MAINTAINERS: $missing"
 fi
 for f in "${files[@]}"; do check "$f" -f "$f"; done
+for f in "${ufiles[@]}"; do check "$f" "${uopts[@]}" -f "$f"; done
 [ $tap = 0 ] && echo "checkpatch: $bad of $n files with findings"
 [ $bad -eq 0 ]

@@ -72,8 +72,10 @@ need_kernel_source() {
 	[ -f "$KTARBALL" ] || die "linux-source-6.12 installed, but $KTARBALL is missing"
 }
 
+# What both commands install (gnuplot-nox draws `htmm report --plot`).
 BUILD_PACKAGES=(build-essential flex bison bc libelf-dev libssl-dev cpio ccache
-		python3 python3-ply python3-git git busybox-static qemu-system-x86 xz-utils rsync)
+		python3 python3-ply python3-git git busybox-static qemu-system-x86 xz-utils rsync
+		gnuplot-nox)
 
 # Fast-node size of the test guests (MiB).  The debug kernel reserves much
 # of node 0 at boot (KASAN shadow, one eighth of all memory; page_ext, 96

@@ -48,6 +48,10 @@ for c in "$HTMM_TOP"/tools/htmm/*.c; do
 done
 
 # Guest tools that ship a smoke script.
+make -s -C "$HTMM_TOP/tools/htmm/cli" STATIC=1 O="$BUILD/htmm-cli-static" >/dev/null ||
+	die "building the htmm command failed"
+cp "$BUILD/htmm-cli-static/htmm" "$root/htmm/bin/htmm"
+cp "$HTMM_TOP/tools/htmm/cli/guest-smoke.sh" "$root/htmm/smoke/htmm_cli.sh"
 if [ -f "$HTMM_TOP/tools/tierbench/Makefile" ]; then
 	make -s -C "$HTMM_TOP/tools/tierbench" O="$BUILD/tierbench" >/dev/null ||
 		die "building tierbench failed"

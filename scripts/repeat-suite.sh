@@ -5,6 +5,7 @@
 # to show that a test holds (or to catch one that fails once in N runs).
 #   scripts/repeat-suite.sh GLOB [N] [-tTEST]
 # e.g. scripts/repeat-suite.sh htmm_split_test 10
+# A GLOB that names a guest smoke script (htmm_cli, tierbench) runs it once.
 # Ends with "N passed, N failed, N skipped" like scripts/test.sh; logs in
 # $BUILD/logs/repeat/.
 set -uo pipefail
@@ -31,7 +32,12 @@ for t in "$BUILD"/selftests/$glob; do
 		[ "$n" -gt 1 ] && expect+="#$k"
 	done
 done
-[ -n "$expect" ] || die "no kselftest suite matches '$glob'"
+# The guest smoke scripts (run once, whatever N).
+for s in htmm_cli tierbench; do
+	# shellcheck disable=SC2254 # $glob is a pattern
+	case "$s" in $glob) expect+="${expect:+,}$s" ;; esac
+done
+[ -n "$expect" ] || die "no kselftest suite or smoke script matches '$glob'"
 
 vmstart=$(date +%s)
 "$HTMM_TOP/scripts/run-vm.sh" --fast "$TEST_FAST_MB" --kernel "$BUILD/kernel-debug/arch/x86/boot/bzImage" \

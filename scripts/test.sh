@@ -27,6 +27,9 @@ make -s -C "$HTMM_TOP/tools/htmm/policy" O="$BUILD/policy" check \
 hosts+=(--host "$LOGS/policy-host.tap")
 BUILD=$BUILD python3 "$HTMM_TOP/scripts/check-pebs-events.py" > "$LOGS/pebs-events.tap" 2>&1
 hosts+=(--host "$LOGS/pebs-events.tap")
+make -s -C "$HTMM_TOP/tools/htmm/cli" O="$BUILD/htmm-cli-host" check \
+	> "$LOGS/htmm-cli-host.tap" 2>&1
+hosts+=(--host "$LOGS/htmm-cli-host.tap")
 if [ -f "$HTMM_TOP/tools/tierbench/Makefile" ]; then
 	make -s -C "$HTMM_TOP/tools/tierbench" check O="$BUILD/tierbench-host" \
 		> "$LOGS/tierbench-host.tap" 2>&1
@@ -37,7 +40,7 @@ initrd=$BUILD/initramfs-test.cpio
 "$HTMM_TOP/scripts/mkinitramfs.sh" "$initrd" > "$LOGS/initramfs.log" 2>&1 ||
 	{ cat "$LOGS/initramfs.log"; bail "building the initramfs"; }
 expect=$(cd "$BUILD/selftests" && ls -- *_test 2>/dev/null | paste -sd, -)
-expect+=",lru_gen,htmm_enforce_test_classic_lru,htmm_migrate_test_classic_lru"
+expect+=",lru_gen,htmm_enforce_test_classic_lru,htmm_migrate_test_classic_lru,htmm_cli"
 [ -f "$HTMM_TOP/tools/tierbench/guest-smoke.sh" ] && expect+=",tierbench"
 
 echo "# booting the debug kernel in the two-tier guest (deadline ${GUEST_TIMEOUT} s)"

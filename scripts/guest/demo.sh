@@ -46,23 +46,27 @@ grep -E '^(enabled|resident_node|max_at_node|alloc_)' $CG/memory.htmm_stat
 
 # Where the hot pages live, second by second: converge faults 400 MiB
 # of cold data in on node 0 and 128 MiB of hot data on node 1, then reads
-# the hot data at random.
+# the hot data at random.  $1: how to start it.
 tiering_run() {
-	sh -c "echo \$\$ > $CG/cgroup.procs && exec /htmm/bin/converge --cold 400 --hot 128 --seconds ${DEMO_SECONDS:-30}" |
+	"$@" /htmm/bin/converge --cold 400 --hot 128 --seconds ${DEMO_SECONDS:-30} |
 		awk '$1 == "t" { printf "  t=%3ss  hot data on node 0: %5s%%   cold data on node 0: %5s%%   pages migrated: %s\n", $2, $4, $6, $8 }
 		     $1 == "result" { print "  95% of the hot data on node 0 after: " ($7 < 0 ? "never" : $7 " s") }'
 }
+in_cgroup() {
+	sh -c "echo \$\$ > $CG/cgroup.procs && exec \"\$@\"" sh "$@"
+}
 say "Tiering WITHOUT htmm: the hot data stays in the slow tier"
 echo disabled > $CG/memory.htmm_enabled
-tiering_run
-say "Tiering WITH htmm (Accessed-bit sampler, 256 MiB fast-tier budget)"
-echo abit > /sys/kernel/mm/htmm/htmm_sampler
-echo 256M > $CG/memory.max_at_node0
-echo enabled > $CG/memory.htmm_enabled
-tiering_run
-grep -E '^(promoted|demoted|migrate_failed|skipped_[a-z]+|hot_threshold|warm_threshold|fast_capacity) ' $CG/memory.htmm_stat
+tiering_run in_cgroup
+rmdir $CG
+
+say "Tiering WITH htmm: htmm run --sampler abit --budget 0=256M --record FILE -- converge ..."
+# The record also goes out on the results port: the host plots it.
+REC=/tmp/demo-record.csv
+tiering_run /htmm/bin/htmm run --sampler abit --budget 0=256M --record $REC --
+say "htmm report $REC"
+/htmm/bin/htmm report $REC
+[ -c /dev/ttyS1 ] && cat $REC > /dev/ttyS1
 
 say "htmm counters in /proc/vmstat"
 grep '^htmm_' /proc/vmstat
-echo disabled > $CG/memory.htmm_enabled
-rmdir $CG
