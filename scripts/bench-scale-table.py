@@ -28,6 +28,7 @@ def parse(path):
             r["n"], r["fast"] = int(kv["cgroups"]), int(kv["fast_mb"])
             r["nice"] = int(kv.get("nice", 0))
             r["over"] = int(kv.get("over", 0))
+            r["secs"] = int(kv.get("seconds", 30))
         elif len(w) == 3 and w[0] == "bench" and w[2].isdigit():
             r[w[1]] = int(w[2])
         elif line.startswith("bench cgroup "):
@@ -43,15 +44,15 @@ def main(d):
     for f in sorted(os.listdir(d)):
         r = parse(os.path.join(d, f))
         if r:
-            rows.setdefault((r["over"], r["n"], r["fast"], r["nice"]), []).append(r)
+            rows.setdefault((r["over"], r["n"], r["fast"], r["secs"], r["nice"]), []).append(r)
     med = statistics.median
-    print("budgets | cgroups | fast MiB | nice | runs | ksamplingd ms/s |"
+    print("budgets | cgroups | fast MiB | run s | nice | runs | ksamplingd ms/s |"
           " kmigraterd ms/s | promoted | demoted |"
           " LRU pages seen per demoted page | t95 s, median cgroup |"
           " slowest | spread | last 10 s: kmigraterd ms/s |"
           " last 10 s: LRU pages seen/s")
-    print("---" + " | ---" * 14)
-    for (over, n, fast, nice), rs in sorted(rows.items()):
+    print("---" + " | ---" * 15)
+    for (over, n, fast, secs, nice), rs in sorted(rows.items()):
         def m(k):
             return med(r[k] for r in rs)
         seen = med(r["lru_seen"] / max(r["demoted"], 1) for r in rs)
@@ -67,9 +68,9 @@ def main(d):
                 med(r["steady_lru_seen"] / r["steady_s"] for r in st))
         else:
             steady = "- | -"
-        print("%s | %d | %d | %d | %d | %.0f | %.0f | %d | %d | %.2f | %s | %s | %s | %s" % (
+        print("%s | %d | %d | %d | %d | %d | %.0f | %.0f | %d | %d | %.2f | %s | %s | %s | %s" % (
             "half the hot data" if over else "half the memory",
-            n, fast, nice, len(rs), m("ksamplingd_ms") / m("wall_s"),
+            n, fast, secs, nice, len(rs), m("ksamplingd_ms") / m("wall_s"),
             m("kmigraterd_ms") / m("wall_s"), m("promoted"), m("demoted"),
             seen, "%.1f" % med(ok) if ok else "never", slow, spread, steady))
 
