@@ -50,8 +50,8 @@ def main(d):
           " kmigraterd ms/s | promoted | demoted |"
           " LRU pages seen per demoted page | t95 s, median cgroup |"
           " slowest | spread | last 10 s: kmigraterd ms/s |"
-          " last 10 s: LRU pages seen/s")
-    print("---" + " | ---" * 15)
+          " last 10 s: LRU pages seen/s | htmm record ms/s")
+    print("---" + " | ---" * 16)
     for (over, n, fast, secs, nice), rs in sorted(rows.items()):
         def m(k):
             return med(r[k] for r in rs)
@@ -68,6 +68,8 @@ def main(d):
                 med(r["steady_lru_seen"] / r["steady_s"] for r in st))
         else:
             steady = "- | -"
+        rec = [r["record_cpu_ms"] / r["wall_s"] for r in rs if "record_cpu_ms" in r]
+        steady += " | " + ("%.1f" % med(rec) if rec else "-")
         print("%s | %d | %d | %d | %d | %d | %.0f | %.0f | %d | %d | %.2f | %s | %s | %s | %s" % (
             "half the hot data" if over else "half the memory",
             n, fast, secs, nice, len(rs), m("ksamplingd_ms") / m("wall_s"),

@@ -16,7 +16,8 @@
 # demotion walks looked at (demotion_lru_seen), and each cgroup's seconds
 # to 95% of its hot data on node 0; and, for the last 10 s of the
 # workloads (the steady state), kmigraterd's CPU time and the pages the
-# demotion walks looked at.
+# demotion walks looked at.  The threads' CPU times come from an
+# `htmm record` that runs all along; its own CPU time is printed too.
 # Everything it prints goes to the results port (ttyS1); the host side is
 # scripts/bench.sh scale.
 H=/sys/kernel/mm/htmm
@@ -33,15 +34,28 @@ lru_seen() {
 		awk '$1 == "demotion_lru_seen" { s += $2 } END { print s + 0 }'
 }
 
-# CPU time (ms) of the kernel threads whose name starts with $1.
-kthread_ms() {
-	t=0
-	for p in /proc/[0-9]*; do
-		case "$(cat $p/comm 2>/dev/null)" in
-		"$1"*) t=$((t + $(awk '{ print $14 + $15 }' $p/stat) * 10)) ;;
-		esac
-	done
-	echo $t
+# The kernel threads' CPU comes from `htmm record` (one row a second,
+# cgroup scale1; the thread columns are system-wide): rec_ms PREFIX FROM
+# sums, over the columns PREFIX*_cpu_ms, the last value less the value in
+# the first row at or after unix time FROM (0 for a thread not yet there).
+REC=/tmp/scale-record.csv
+rec_ms() {
+	awk -F, -v pre="$1" -v from="$2" '
+	NR == 1 {
+		for (i = 1; i <= NF; i++) {
+			if ($i == "unix_time") ut = i
+			if (index($i, pre) == 1 && $i ~ /_cpu_ms$/) c[i] = 1
+		}
+		next
+	}
+	$ut >= from && !started { started = 1; for (i in c) a[i] = $i + 0 }
+	{ for (i in c) if ($i != "") z[i] = $i + 0 }
+	END { for (i in c) t += z[i] - a[i]; printf "%d\n", t }' "$REC"
+}
+
+# The CPU time (ms) of process $1.
+proc_ms() {
+	awk '{ print ($14 + $15) * 10 }' "/proc/$1/stat"
 }
 
 fast_mb=$(awk '/MemTotal/ { print int($4 / 1024) }' \
@@ -63,13 +77,16 @@ while [ $i -le $n ]; do
 	echo enabled > /sys/fs/cgroup/scale$i/memory.htmm_enabled
 	i=$((i + 1))
 done
-s0=$(kthread_ms ksamplingd)
-m0=$(kthread_ms kmigraterd)
+/htmm/bin/htmm record --cgroup scale1 --interval 1000 -o $REC &
+recpid=$!
+sleep 1
 t0=$(date +%s)
 i=1
+pids=
 while [ $i -le $n ]; do
 	sh -c "echo \$\$ > /sys/fs/cgroup/scale$i/cgroup.procs && renice -n $nice -p \$\$ > /dev/null && exec /htmm/bin/converge --cold $cold --hot $hot --seconds $seconds --inject $rate" \
 		> /tmp/scale$i.out 2>&1 &
+	pids="$pids $!"
 	i=$((i + 1))
 done
 steady=10
@@ -78,16 +95,24 @@ steady=10
 # them takes seconds of its own under TCG.
 left=$((t0 + seconds - steady - $(date +%s)))
 [ "$left" -le 0 ] || sleep "$left"
-m1=$(kthread_ms kmigraterd)
 l1=$(lru_seen)
 t1=$(date +%s)
-wait
-echo "bench steady_s $(($(date +%s) - t1))"
-echo "bench steady_kmigraterd_ms $(($(kthread_ms kmigraterd) - m1))"
-echo "bench steady_lru_seen $(($(lru_seen) - l1))"
-echo "bench wall_s $(($(date +%s) - t0))"
-echo "bench ksamplingd_ms $(($(kthread_ms ksamplingd) - s0))"
-echo "bench kmigraterd_ms $(($(kthread_ms kmigraterd) - m0))"
+# shellcheck disable=SC2086 # a list of pids
+wait $pids
+t2=$(date +%s)
+l2=$(lru_seen)
+sleep 1		# the record's row after the end
+rec_cpu=$(proc_ms $recpid)
+kill -INT $recpid
+wait $recpid
+echo "bench steady_s $((t2 - t1))"
+echo "bench steady_kmigraterd_ms $(rec_ms kmigraterd $t1)"
+echo "bench steady_lru_seen $((l2 - l1))"
+echo "bench wall_s $((t2 - t0))"
+echo "bench ksamplingd_ms $(rec_ms ksamplingd $t0)"
+echo "bench kmigraterd_ms $(rec_ms kmigraterd $t0)"
+echo "bench record_rows $(($(wc -l < $REC) - 1))"
+echo "bench record_cpu_ms $rec_cpu"
 i=1
 while [ $i -le $n ]; do
 	f=/sys/fs/cgroup/scale$i/memory.htmm_stat
