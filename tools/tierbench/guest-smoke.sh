@@ -191,9 +191,11 @@ else
 	skip "latency node1 thp" "$THP_WHY"
 fi
 
-# 11-12: peak bandwidth
-expect "bandwidth node0 all mixes" "mix=all-reads mix=3:1 mix=2:1 mix=1:1 gbs=" \
-	"$TB" bandwidth --cpu-node 0 --mem-node 0 --size "$REGION" $SMALL
+# 11-12: peak bandwidth (the four MLC mixes, 'all', and the two extra ones)
+expect "bandwidth node0 all mixes" \
+	"mix=all-reads mix=3:1 mix=2:1 mix=1:1 mix=rmw mix=copy gbs=" \
+	"$TB" bandwidth --cpu-node 0 --mem-node 0 --size "$REGION" \
+	--mix all,rmw,copy $SMALL
 n1 expect_json "bandwidth node1 --json" "results,mix,mbs,gbs" \
 	"$TB" bandwidth --cpu-node 0 --mem-node 1 --size "$REGION" $SMALL --json
 

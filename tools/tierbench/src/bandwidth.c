@@ -100,19 +100,27 @@ static void bw_usage(FILE *f)
 "usage: tierbench bandwidth [options]\n"
 "\n"
 "Peak memory bandwidth: N pinned threads each stream their own region\n"
-"bound to the memory node, for each read/write mix:\n"
-"  all-reads  read the region\n"
-"  3:1        d[i] = a[i] + b[i] + c[i]   (3 reads : 1 write)\n"
-"  2:1        d[i] = a[i] + b[i]          (2 reads : 1 write)\n"
-"  1:1        d[i] = a[i] ^ k             (1 read  : 1 write)\n"
-"Bytes are counted as the program reads and writes them (write-allocate\n"
-"traffic is not added); MB/s = 10^6 bytes/s, GB/s = 10^9 bytes/s.\n"
+"bound to the memory node, for each read/write mix. Ratios are Intel MLC's:\n"
+"lines read from memory (a stored line's read for ownership included) to\n"
+"lines written back; stores write part of a line, so that read happens.\n"
+"  all-reads  every line loaded                            (MLC -R)\n"
+"  3:1        two lines loaded, one stored into, per step  (MLC -W3)\n"
+"  2:1        one line loaded, another stored into         (MLC -W2)\n"
+"  1:1        lines stored into only                       (MLC -W5)\n"
+"and, only when asked for:\n"
+"  rmw        each line loaded, then stored into (in place; 1 : 1)\n"
+"  copy       whole lines loaded and stored to another array, counted\n"
+"             as STREAM does (read for ownership not counted; 1 : 1);\n"
+"             this was the 1:1 mix of tierbench 1.0\n"
+"Bytes counted = lines read + lines written, times 64, as MLC counts them;\n"
+"MB/s = 10^6 bytes/s, GB/s = 10^9 bytes/s.\n"
 "\n"
 "options:\n"
 "  -s, --size SIZE        total size over all threads (default 1G)\n"
 "  -t, --threads N        threads (default: all usable CPUs of the CPU node)\n"
-"      --mix LIST         comma list of all-reads,3:1,2:1,1:1 or 'all'\n"
-"                         (default all)\n"
+"      --mix LIST         comma list of all-reads, 3:1, 2:1, 1:1, rmw, copy,\n"
+"                         MLC's names R, W3, W2, W5, or 'all' (the first\n"
+"                         four; default all)\n"
 "  -m, --mem-node N       node the regions are bound to (default: CPU node)\n"
 "  -c, --cpu-node N       node whose CPUs run the threads (default: first\n"
 "                         node with CPUs)\n"
@@ -133,6 +141,10 @@ static int mix_item(const char *item, void *ctx)
 	unsigned char *mixes = ctx;
 	enum tb_mix m;
 
+	if (!strcmp(item, "all")) {
+		memset(mixes, 1, TB_MIX_NR_DEFAULT);
+		return 0;
+	}
 	if (tb_parse_mix(item, &m))
 		return -1;
 	mixes[m] = 1;
@@ -142,14 +154,10 @@ static int mix_item(const char *item, void *ctx)
 static int parse_mixes(const char *arg, unsigned char *mixes)
 {
 	memset(mixes, 0, TB_MIX_COUNT);
-	if (!strcmp(arg, "all")) {
-		memset(mixes, 1, TB_MIX_COUNT);
-		return 0;
-	}
 	if (tb_for_each_item(arg, mix_item, mixes) < 0 ||
 	    !memchr(mixes, 1, TB_MIX_COUNT))
 		return tb_bad_value("--mix", arg,
-				    "expected a comma list of all-reads, 3:1, 2:1, 1:1, or 'all'");
+				    "expected a comma list of all-reads, 3:1, 2:1, 1:1, rmw, copy (or R, W3, W2, W5), or 'all'");
 	return 0;
 }
 
@@ -178,7 +186,7 @@ int bandwidth_parse(int argc, char **argv, struct tb_bandwidth_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	tb_common_defaults(&o->c, 1ULL << 30);
-	memset(o->mixes, 1, TB_MIX_COUNT);
+	memset(o->mixes, 1, TB_MIX_NR_DEFAULT);
 	return tb_getopt(argc, argv, COMMON_SHORT_OPTS "t:", lo, &o->c,
 			 bw_usage, bw_opt, o);
 }

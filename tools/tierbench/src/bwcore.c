@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels.h"
 #include "tierbench.h"
 
 #define MAX_ROUNDS 4096
@@ -37,71 +36,17 @@ struct pool {
 	pthread_barrier_t go, done;
 	enum job job;
 	enum tb_mix mix;
+	struct tb_mix_layout layout;	/* of the mix, in every region */
 	uint64_t block;
 	uint64_t passes;
 	int mem_node;
 	enum tb_page page;
 };
 
-const char *tb_mix_name(enum tb_mix m)
-{
-	static const char *const names[] = { "all-reads", "3:1", "2:1", "1:1" };
-
-	return names[m];
-}
-
-int tb_parse_mix(const char *s, enum tb_mix *out)
-{
-	if (!strcmp(s, "all-reads") || !strcmp(s, "reads") || !strcmp(s, "r"))
-		*out = TB_MIX_READ;
-	else if (!strcmp(s, "3:1"))
-		*out = TB_MIX_3_1;
-	else if (!strcmp(s, "2:1"))
-		*out = TB_MIX_2_1;
-	else if (!strcmp(s, "1:1"))
-		*out = TB_MIX_1_1;
-	else
-		return -1;
-	return 0;
-}
-
-/* Array length for a k:1 mix: the region holds k sources + 1 target. */
-static size_t mix_part(size_t len, enum tb_mix m)
-{
-	int parts = m == TB_MIX_READ ? 1 : m == TB_MIX_3_1 ? 4 :
-		    m == TB_MIX_2_1 ? 3 : 2;
-
-	return len / parts / 64 * 64;
-}
-
-/* Bytes one pass moves (reads + writes as the program issues them). */
-static uint64_t mix_bytes(size_t len, enum tb_mix m)
-{
-	int parts = m == TB_MIX_READ ? 1 : m == TB_MIX_3_1 ? 4 :
-		    m == TB_MIX_2_1 ? 3 : 2;
-
-	return (uint64_t)mix_part(len, m) * parts;
-}
-
 static void run_mix(struct worker *w, enum tb_mix m)
 {
-	char *b = w->mem.base;
-	size_t p = mix_part(w->len, m);
-
-	switch (m) {
-	case TB_MIX_READ:
-		w->sink ^= tb_k_read(b, p);
-		break;
-	case TB_MIX_3_1:
-		tb_k_add3(b + 3 * p, b, b + p, b + 2 * p, p);
-		break;
-	case TB_MIX_2_1:
-		tb_k_add2(b + 2 * p, b, b + p, p);
-		break;
-	default:
-		tb_k_copy(b + p, b, p);
-		break;
-	}
+	w->sink ^= tb_mix_run(w->mem.base, &w->pool->layout, m, 0,
+			      w->pool->layout.steps);
 }
 
 static size_t cpy_half(size_t len)
@@ -280,9 +225,10 @@ int tb_bw_measure(const struct tb_bw_cfg *c, const unsigned char *want,
 			continue;
 		p.job = JOB_MIX;
 		p.mix = m;
+		tb_mix_layout(p.w[0].len, m, &p.layout);
 		tb_info("bandwidth: mix %s, %d threads, node %d", tb_mix_name(m),
 			c->nthreads, c->mem_node);
-		pool_measure(&p, mix_bytes(p.w[0].len, m), c, &res[m].mbs,
+		pool_measure(&p, p.layout.bytes, c, &res[m].mbs,
 			     &res[m].mbs_min, &res[m].mbs_max, &res[m].repeats);
 		res[m].placed_pct = p.w[0].mem.placed_pct;
 	}

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * tierbench loaded-latency: one pointer-chasing latency thread plus load
- * threads streaming a 2:1 read/write mix (d = a + b) with an injected
- * delay between 512-byte blocks. The delay sweeps from heavy load (0) to
+ * threads streaming the bandwidth tool's 2:1 read/write mix (MLC -W2: one
+ * line loaded, one line stored into) with an injected delay after every
+ * block of 512 bytes of each array. The delay sweeps from heavy load (0) to
  * light load; every point gives the load bandwidth and the chase latency.
  */
 #define _GNU_SOURCE
@@ -30,12 +31,34 @@ struct loader {
 static uint64_t g_delay;
 static int g_stop;
 
+/* Stream the 2:1 mix over the region, a delay after every block. */
+static void load_loop(struct loader *l, const struct tb_mix_layout *lay)
+{
+	const uint64_t n = BLOCK / TB_LINE;	/* steps per block */
+	uint64_t s, moved = 0, sink = 0;
+
+	while (!__atomic_load_n(&g_stop, __ATOMIC_RELAXED)) {
+		for (s = 0; s + n <= lay->steps; s += n) {
+			uint64_t delay = __atomic_load_n(&g_delay,
+							 __ATOMIC_RELAXED);
+
+			sink ^= tb_mix_run(l->mem.base, lay, TB_MIX_2_1, s, n);
+			moved += n * lay->step_bytes;
+			__atomic_store_n(&l->bytes, moved, __ATOMIC_RELAXED);
+			if (delay)
+				tb_spin(delay);
+			if ((s & 0x3ff) == 0 &&
+			    __atomic_load_n(&g_stop, __ATOMIC_RELAXED))
+				break;
+		}
+	}
+	tb_sink += sink;
+}
+
 static void *loader_main(void *arg)
 {
 	struct loader *l = arg;
-	size_t part, off;
-	char *a, *b, *d;
-	uint64_t moved = 0;
+	struct tb_mix_layout lay;
 
 	if (tb_pin_cpu(l->cpu) ||
 	    tb_mem_alloc(&l->mem, l->len, l->mem.node, l->mem.page)) {
@@ -43,26 +66,9 @@ static void *loader_main(void *arg)
 		__atomic_store_n(&l->ready, 1, __ATOMIC_RELEASE);
 		return NULL;
 	}
-	part = l->len / 3 / BLOCK * BLOCK;
-	a = l->mem.base;
-	b = a + part;
-	d = b + part;
+	tb_mix_layout(l->len, TB_MIX_2_1, &lay);
 	__atomic_store_n(&l->ready, 1, __ATOMIC_RELEASE);
-	while (!__atomic_load_n(&g_stop, __ATOMIC_RELAXED)) {
-		for (off = 0; off < part; off += BLOCK) {
-			uint64_t delay = __atomic_load_n(&g_delay,
-							 __ATOMIC_RELAXED);
-
-			tb_k_add2(d + off, a + off, b + off, BLOCK);
-			moved += 3 * BLOCK;
-			__atomic_store_n(&l->bytes, moved, __ATOMIC_RELAXED);
-			if (delay)
-				tb_spin(delay);
-			if ((off & 0xffff) == 0 &&
-			    __atomic_load_n(&g_stop, __ATOMIC_RELAXED))
-				break;
-		}
-	}
+	load_loop(l, &lay);
 	tb_mem_free(&l->mem);
 	return NULL;
 }
@@ -231,10 +237,12 @@ static void usage(FILE *f)
 "usage: tierbench loaded-latency [options]\n"
 "\n"
 "Loaded latency: the first CPU of the CPU node chases a random pointer\n"
-"chain while load threads on the other CPUs stream a 2:1 read/write mix\n"
-"(d = a + b) with an injected delay (spin-loop iterations, about one\n"
-"cycle each) after every 512-byte block. The delay sweeps from heavy load\n"
-"to light load. Everything is bound to the memory node.\n"
+"chain while load threads on the other CPUs stream the 2:1 read/write mix\n"
+"of 'tierbench bandwidth' (MLC -W2: per line one line loaded and one\n"
+"stored into, bytes = reads incl. the read for ownership + writes) with an\n"
+"injected delay (spin-loop iterations, about one cycle each) after every\n"
+"512-byte block. The delay sweeps from heavy load to light load.\n"
+"Everything is bound to the memory node.\n"
 "\n"
 "options:\n"
 "  -s, --size SIZE        latency chain region (default 1G)\n"

@@ -33,8 +33,9 @@ static void usage(FILE *f)
 "\n"
 "Run the suite against every memory node (or --mem-nodes) from one CPU\n"
 "node: idle latency (random and chunked chase), peak bandwidth for the\n"
-"all-reads, 3:1, 2:1 and 1:1 mixes, memcpy bandwidth (large and 16K\n"
-"copies) and a loaded-latency sweep, then print a summary.\n"
+"all-reads, 3:1, 2:1 and 1:1 mixes (MLC's ratios, see 'tierbench\n"
+"bandwidth --help'), memcpy bandwidth (large and 16K copies) and a\n"
+"loaded-latency sweep, then print a summary.\n"
 "\n"
 "options:\n"
 "  -c, --cpu-node N       node whose CPUs run everything (default: first\n"
@@ -274,7 +275,7 @@ static void print_summary(const struct tb_run_opts *o, const struct tb_lat_cfg *
 	printf("\n");
 	for (i = 0; i < n && !o->skip_bandwidth; i++) {
 		printf("Peak bandwidth node%d", nr[i].node);
-		for (m = 0; m < TB_MIX_COUNT; m++)
+		for (m = 0; m < TB_MIX_NR_DEFAULT; m++)
 			printf("%s %s %.1f GB/s", m ? " |" : "",
 			       tb_mix_name(m), nr[i].bw[m].mbs / 1e3);
 		printf("\n");
@@ -343,7 +344,7 @@ static void print_json(const struct tb_run_opts *o, int cpu_node, int cpu,
 		json_lat(&j, "latency_chunk", &nr[i].chunk);
 		if (nr[i].have_bw) {
 			tb_json_arr(&j, "bandwidth");
-			for (m = 0; m < TB_MIX_COUNT; m++) {
+			for (m = 0; m < TB_MIX_NR_DEFAULT; m++) {
 				tb_json_obj(&j, NULL);
 				tb_json_str(&j, "mix", tb_mix_name(m));
 				tb_json_num(&j, "mbs", nr[i].bw[m].mbs, 1);
@@ -460,7 +461,8 @@ int cmd_run(int argc, char **argv)
 	bc.size = o.bw_size;
 	bc.duration = o.duration;
 	bc.warmup = o.warmup;
-	memset(all_mix, 1, sizeof(all_mix));
+	memset(all_mix, 0, sizeof(all_mix));
+	memset(all_mix, 1, TB_MIX_NR_DEFAULT);
 
 	if (!o.skip_loaded && ldc.nload < 1) {
 		tb_warn("CPU node %ld has one usable CPU: skipping loaded latency",

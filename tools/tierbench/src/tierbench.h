@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define TB_VERSION "1.0"
+#define TB_VERSION "1.1"
 
 /* Exit codes shared by every subcommand. */
 #define TB_EXIT_OK      0
@@ -244,16 +244,51 @@ int tb_lat_measure_mem(const struct tb_lat_cfg *c, struct tb_mem *m,
 		       struct tb_lat_res *r);
 int tb_lat_measure(const struct tb_lat_cfg *c, struct tb_lat_res *r);
 
-/* Read/write mixes of the bandwidth tool. */
+/*
+ * Read/write mixes of the bandwidth tool (README.md, "Definitions"). The
+ * ratios are MLC's: cache lines read from memory (a stored line's read for
+ * ownership included) to lines written back, and the bytes counted are
+ * reads + writes. rmw and copy are extra mixes, only run when asked for.
+ */
 enum tb_mix {
-	TB_MIX_READ,		/* all reads */
-	TB_MIX_3_1,
-	TB_MIX_2_1,
-	TB_MIX_1_1,
+	TB_MIX_READ,		/* all reads (MLC's default traffic) */
+	TB_MIX_3_1,		/* MLC -W3 */
+	TB_MIX_2_1,		/* MLC -W2 */
+	TB_MIX_1_1,		/* MLC -W5 */
+	TB_MIX_RMW,		/* in place: each line loaded, then stored */
+	TB_MIX_COPY,		/* tierbench 1.0's "1:1", STREAM counting */
 	TB_MIX_COUNT,
 };
+#define TB_MIX_NR_DEFAULT	(TB_MIX_1_1 + 1)	/* --mix all, run */
+
+/* What one step of a mix touches, in 64-byte lines. */
+struct tb_mix_plan {
+	const char *name;	/* --mix spelling and output name */
+	const char *mlc;	/* MLC traffic type it matches, or NULL */
+	unsigned char src;	/* lines loaded from the source array */
+	unsigned char dst;	/* lines of the target array stored into */
+	unsigned char inplace;	/* lines of the target loaded, then stored */
+	unsigned char rfo;	/* 1: a stored line's read for ownership counts */
+};
+
+/* A mix laid out in a region of len bytes: source array, then target. */
+struct tb_mix_layout {
+	uint64_t steps;		/* steps per pass */
+	size_t src;		/* bytes of the source array, at offset 0 */
+	size_t dst;		/* bytes of the target array, after it */
+	uint64_t step_bytes;	/* bytes counted per step: reads + writes */
+	uint64_t bytes;		/* bytes counted per pass */
+};
+
 const char *tb_mix_name(enum tb_mix m);
 int tb_parse_mix(const char *s, enum tb_mix *out);
+const struct tb_mix_plan *tb_mix_plan(enum tb_mix m);
+/* Lines counted as read and as written per step. */
+void tb_mix_lines(enum tb_mix m, unsigned int *rd, unsigned int *wr);
+void tb_mix_layout(size_t len, enum tb_mix m, struct tb_mix_layout *l);
+/* Run steps [step, step + n) of the mix in base; returns a sink value. */
+uint64_t tb_mix_run(void *base, const struct tb_mix_layout *l, enum tb_mix m,
+		    uint64_t step, uint64_t n);
 
 struct tb_bw_cfg {
 	const int *cpus;

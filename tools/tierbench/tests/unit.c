@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "kernels.h"
 #include "tierbench.h"
 
 static int n_pass, n_fail, n_test;
@@ -407,6 +408,216 @@ static void test_parsers(void)
 	check(ok, "parse: malformed cpulists are rejected");
 }
 
+/* -------------------------------------------------------------- mixes */
+
+/*
+ * The kernels are built with -DTB_KERNEL_TRACE for this program and report
+ * every line they load or store into; tr_* records that per line of one
+ * buffer. A line loaded twice, or loaded after it was stored into, or a
+ * report outside the buffer counts in tr_bad.
+ */
+#define TR_LD 1
+#define TR_ST 2
+static unsigned char *tr_state;
+static const char *tr_base;
+static size_t tr_lines;
+static int tr_bad;
+
+void tb_k_trace(const void *line, int store)
+{
+	const char *p = line;
+	size_t i;
+
+	if (!tr_state)
+		return;
+	if (p < tr_base || (size_t)(p - tr_base) % TB_LINE ||
+	    (size_t)(p - tr_base) / TB_LINE >= tr_lines) {
+		tr_bad++;
+		return;
+	}
+	i = (size_t)(p - tr_base) / TB_LINE;
+	if (store ? tr_state[i] & TR_ST : tr_state[i] != 0)
+		tr_bad++;
+	tr_state[i] |= store ? TR_ST : TR_LD;
+}
+
+struct tr_count {
+	uint64_t ld, st, rw;	/* lines loaded only, stored only, both */
+	uint64_t misplaced;	/* loads in the target, stores in the source,
+				   lines of the arrays not touched, or lines
+				   beyond them touched */
+};
+
+/* One pass of mix m over len bytes (in two pieces), traced and counted. */
+static void trace_pass(enum tb_mix m, size_t len, struct tb_mix_layout *l,
+		       struct tr_count *c)
+{
+	char *buf = aligned_alloc(4096, len);
+	uint64_t i, first = 3, sline;
+
+	memset(buf, 0, len);
+	memset(c, 0, sizeof(*c));
+	tb_mix_layout(len, m, l);
+	tr_base = buf;
+	tr_lines = len / TB_LINE;
+	tr_state = calloc(tr_lines, 1);
+	tr_bad = 0;
+	tb_sink += tb_mix_run(buf, l, m, 0, first);
+	tb_sink += tb_mix_run(buf, l, m, first, l->steps - first);
+	sline = l->src / TB_LINE;
+	for (i = 0; i < tr_lines; i++) {
+		unsigned char st = tr_state[i];
+
+		c->ld += st == TR_LD;
+		c->st += st == TR_ST;
+		c->rw += st == (TR_LD | TR_ST);
+		if (i < sline ? st != TR_LD :
+		    i < sline + l->dst / TB_LINE ? !(st & TR_ST) : st != 0)
+			c->misplaced++;
+	}
+	free(tr_state);
+	tr_state = NULL;
+	free(buf);
+}
+
+/* Expected lines per step: read, written; and the shape of the stream. */
+static const struct {
+	enum tb_mix m;
+	unsigned int rd, wr;		/* MLC's ratio */
+	unsigned int ld, st, rw;	/* loaded only, stored only, both */
+} mix_want[] = {
+	{ TB_MIX_READ, 1, 0, 1, 0, 0 },
+	{ TB_MIX_3_1, 3, 1, 2, 1, 0 },
+	{ TB_MIX_2_1, 2, 1, 1, 1, 0 },
+	{ TB_MIX_1_1, 1, 1, 0, 1, 0 },
+	{ TB_MIX_RMW, 1, 1, 0, 0, 1 },
+	{ TB_MIX_COPY, 1, 1, 1, 1, 0 },
+};
+
+static void test_mix_trace(void)
+{
+	/* 100 KiB + 5 lines: no mix divides it evenly. */
+	size_t len = (100 << 10) + 5 * TB_LINE, k;
+
+	for (k = 0; k < sizeof(mix_want) / sizeof(mix_want[0]); k++) {
+		enum tb_mix m = mix_want[k].m;
+		const struct tb_mix_plan *p = tb_mix_plan(m);
+		struct tb_mix_layout l;
+		struct tr_count c;
+		uint64_t rd, wr, n;
+		int ok;
+
+		trace_pass(m, len, &l, &c);
+		n = l.steps;
+		/* The read for ownership of a line only stored into. */
+		rd = c.ld + c.rw + (p->rfo ? c.st : 0);
+		wr = c.st + c.rw;
+		ok = !tr_bad && !c.misplaced && n == len / TB_LINE /
+		     (mix_want[k].ld + mix_want[k].st + mix_want[k].rw);
+		ok &= c.ld == n * mix_want[k].ld && c.st == n * mix_want[k].st &&
+		      c.rw == n * mix_want[k].rw;
+		ok &= rd == n * mix_want[k].rd && wr == n * mix_want[k].wr;
+		ok &= (rd + wr) * TB_LINE == l.bytes;
+		if (!ok)
+			printf("# %s: steps %llu loaded %llu stored %llu both %llu misplaced %llu bad %d bytes %llu\n",
+			       tb_mix_name(m), (unsigned long long)n,
+			       (unsigned long long)c.ld, (unsigned long long)c.st,
+			       (unsigned long long)c.rw,
+			       (unsigned long long)c.misplaced, tr_bad,
+			       (unsigned long long)l.bytes);
+		check(ok, "mix %s: the kernel reads %u and writes %u lines per step (%llu steps), bytes counted = (reads + writes) * 64",
+		      tb_mix_name(m), mix_want[k].rd, mix_want[k].wr,
+		      (unsigned long long)n);
+	}
+}
+
+static void test_mix_plans(void)
+{
+	size_t k;
+	int ok = 1;
+
+	for (k = 0; k < sizeof(mix_want) / sizeof(mix_want[0]); k++) {
+		unsigned int rd, wr;
+
+		tb_mix_lines(mix_want[k].m, &rd, &wr);
+		ok &= rd == mix_want[k].rd && wr == mix_want[k].wr;
+	}
+	ok &= !strcmp(tb_mix_plan(TB_MIX_1_1)->mlc, "-W5") &&
+	      !strcmp(tb_mix_plan(TB_MIX_2_1)->mlc, "-W2") &&
+	      !strcmp(tb_mix_plan(TB_MIX_3_1)->mlc, "-W3") &&
+	      !tb_mix_plan(TB_MIX_RMW)->mlc && !tb_mix_plan(TB_MIX_COPY)->mlc &&
+	      !tb_mix_plan(TB_MIX_COPY)->rfo && tb_mix_plan(TB_MIX_1_1)->rfo;
+	check(ok, "mix: plans give MLC's ratios (3:1 = W3, 2:1 = W2, 1:1 = W5; rmw and copy 1:1, copy without the read for ownership)");
+}
+
+static void test_mix_bytes(void)
+{
+	static const struct { enum tb_mix m; uint64_t bytes; } want[] = {
+		{ TB_MIX_READ, 1 << 20 },
+		{ TB_MIX_3_1, 16384 / 3 * 4 * 64 },	/* 4/3 of the region */
+		{ TB_MIX_2_1, 3 << 19 },		/* 3/2 */
+		{ TB_MIX_1_1, 2 << 20 },
+		{ TB_MIX_RMW, 2 << 20 },
+		{ TB_MIX_COPY, 1 << 20 },	/* as 1.0's 1:1 counted */
+	};
+	struct tb_mix_layout l;
+	size_t k;
+	int ok = 1;
+
+	for (k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+		tb_mix_layout(1 << 20, want[k].m, &l);
+		if (l.bytes != want[k].bytes ||
+		    l.src + l.dst > (1 << 20) || l.bytes != l.steps * l.step_bytes) {
+			printf("# %s: %llu bytes per pass\n",
+			       tb_mix_name(want[k].m), (unsigned long long)l.bytes);
+			ok = 0;
+		}
+	}
+	check(ok, "mix: bytes counted per pass over 1 MiB: all-reads 1 MiB, 3:1 4/3, 2:1 3/2, 1:1 and rmw 2 MiB, copy 1 MiB");
+}
+
+static void test_mix_names(void)
+{
+	static const struct { const char *s; enum tb_mix m; } good[] = {
+		{ "all-reads", TB_MIX_READ }, { "reads", TB_MIX_READ },
+		{ "r", TB_MIX_READ }, { "R", TB_MIX_READ },
+		{ "3:1", TB_MIX_3_1 }, { "W3", TB_MIX_3_1 },
+		{ "2:1", TB_MIX_2_1 }, { "w2", TB_MIX_2_1 },
+		{ "1:1", TB_MIX_1_1 }, { "W5", TB_MIX_1_1 },
+		{ "rmw", TB_MIX_RMW }, { "copy", TB_MIX_COPY },
+	};
+	static const char *const bad[] = {
+		"", "all", "4:1", "1:2", "W6", "W", "-W5", "RMW", "1:1 ", "in-place",
+	};
+	enum tb_mix m;
+	size_t i;
+	int ok = 1;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		ok &= !tb_parse_mix(good[i].s, &m) && m == good[i].m;
+	for (m = 0; m < TB_MIX_COUNT; m++) {
+		enum tb_mix back;
+
+		ok &= !tb_parse_mix(tb_mix_name(m), &back) && back == m;
+	}
+	check(ok, "mix: names, MLC's R/W3/W2/W5 and the old spellings parse; every name parses back");
+	ok = 1;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (!tb_parse_mix(bad[i], &m)) {
+			printf("# mix '%s' accepted\n", bad[i]);
+			ok = 0;
+		}
+	check(ok, "mix: unknown mixes are rejected");
+}
+
+static void test_mixes(void)
+{
+	test_mix_names();
+	test_mix_plans();
+	test_mix_bytes();
+	test_mix_trace();
+}
+
 /* Parse argv with fn; returns its result with messages silenced. */
 #define PARSE(fn, opts, ...)						\
 	({								\
@@ -468,10 +679,26 @@ static void test_option_parsers(void)
 	ok &= !bo.mixes[TB_MIX_READ] && bo.mixes[TB_MIX_2_1] &&
 	      bo.mixes[TB_MIX_1_1] && bo.threads == 2;
 	check(ok, "bandwidth options: --mix list and --threads");
+	{
+		static const unsigned char four[TB_MIX_COUNT] = { 1, 1, 1, 1, 0, 0 };
+		static const unsigned char extra[TB_MIX_COUNT] = { 1, 1, 1, 1, 1, 1 };
+		static const unsigned char mlc[TB_MIX_COUNT] = { 0, 1, 1, 1, 0, 0 };
+
+		ok = PARSE(bandwidth_parse, &bo, "-s", "8M") == 0 &&
+		     !memcmp(bo.mixes, four, TB_MIX_COUNT);
+		ok &= PARSE(bandwidth_parse, &bo, "--mix", "all") == 0 &&
+		      !memcmp(bo.mixes, four, TB_MIX_COUNT);
+		ok &= PARSE(bandwidth_parse, &bo, "--mix", "all,rmw,copy") == 0 &&
+		      !memcmp(bo.mixes, extra, TB_MIX_COUNT);
+		ok &= PARSE(bandwidth_parse, &bo, "--mix", "W5,W2,W3") == 0 &&
+		      !memcmp(bo.mixes, mlc, TB_MIX_COUNT);
+		check(ok, "bandwidth options: default and 'all' are the four MLC mixes; rmw and copy only when named");
+	}
 	ok = PARSE(bandwidth_parse, &bo, "--threads", "0") < 0;
 	ok &= PARSE(bandwidth_parse, &bo, "--mix", "4:1") < 0;
 	ok &= PARSE(bandwidth_parse, &bo, "--mix", "2:1,") < 0;
 	ok &= PARSE(bandwidth_parse, &bo, "--mix", "") < 0;
+	ok &= PARSE(bandwidth_parse, &bo, "--mix", "rmw,W6") < 0;
 	ok &= PARSE(bandwidth_parse, &bo, "--pattern", "chunk") < 0;
 	check(ok, "bandwidth options: bad thread counts, mixes and foreign options are rejected");
 
@@ -733,8 +960,23 @@ static void test_cli(void)
 		static const char *const also[] = { "\"all-reads\"", "\"3:1\"",
 						    "\"2:1\"", "\"1:1\"", NULL };
 
-		check_output(av, keys, also,
-			     "cli: bandwidth --json parses and has all four mixes");
+		st = run(av, &out, &err);
+		check(st == 0 && json_ok(out, keys) && strstr(out, also[0]) &&
+		      strstr(out, also[1]) && strstr(out, also[2]) &&
+		      strstr(out, also[3]) && !strstr(out, "\"rmw\"") &&
+		      !strstr(out, "\"copy\""),
+		      "cli: bandwidth --json parses and has the four default mixes, not rmw and copy");
+		free(out);
+		free(err);
+	}
+	{
+		char *av[] = { (char *)bin, "bandwidth", "--size", "8M", "--mix",
+			       "rmw,copy", TINY, NULL };
+		static const char *const also[] = { " mix=rmw ", " mix=copy ",
+						    " gbs=", NULL };
+
+		check_output(av, NULL, also,
+			     "cli: bandwidth --mix rmw,copy runs both extra mixes");
 	}
 	{
 		char *av[] = { (char *)bin, "memcpy", "--size", "8M", "--json", TINY, NULL };
@@ -908,6 +1150,7 @@ int main(int argc, char **argv)
 	smoke = argc > 2 ? argv[2] : NULL;
 	test_chain();
 	test_parsers();
+	test_mixes();
 	test_option_parsers();
 	test_json();
 	test_cli();
