@@ -35,23 +35,9 @@ lru_seen() {
 }
 
 # The kernel threads' CPU comes from `htmm record` (one row a second,
-# cgroup scale1; the thread columns are system-wide): rec_ms PREFIX FROM
-# sums, over the columns PREFIX*_cpu_ms, the last value less the value in
-# the first row at or after unix time FROM (0 for a thread not yet there).
+# cgroup scale1): rec_start, rec_stop and rec_ms of record-lib.sh.
 REC=/tmp/scale-record.csv
-rec_ms() {
-	awk -F, -v pre="$1" -v from="$2" '
-	NR == 1 {
-		for (i = 1; i <= NF; i++) {
-			if ($i == "unix_time") ut = i
-			if (index($i, pre) == 1 && $i ~ /_cpu_ms$/) c[i] = 1
-		}
-		next
-	}
-	$ut >= from && !started { started = 1; for (i in c) a[i] = $i + 0 }
-	{ for (i in c) if ($i != "") z[i] = $i + 0 }
-	END { for (i in c) t += z[i] - a[i]; printf "%d\n", t }' "$REC"
-}
+. /htmm/record-lib.sh
 
 # The CPU time (ms) of process $1.
 proc_ms() {
@@ -77,9 +63,7 @@ while [ $i -le $n ]; do
 	echo enabled > /sys/fs/cgroup/scale$i/memory.htmm_enabled
 	i=$((i + 1))
 done
-/htmm/bin/htmm record --cgroup scale1 --interval 1000 -o $REC &
-recpid=$!
-sleep 1
+rec_start scale1
 t0=$(date +%s)
 i=1
 pids=
@@ -101,10 +85,8 @@ t1=$(date +%s)
 wait $pids
 t2=$(date +%s)
 l2=$(lru_seen)
-sleep 1		# the record's row after the end
 rec_cpu=$(proc_ms $recpid)
-kill -INT $recpid
-wait $recpid
+rec_stop
 echo "bench steady_s $((t2 - t1))"
 echo "bench steady_kmigraterd_ms $(rec_ms kmigraterd $t1)"
 echo "bench steady_lru_seen $((l2 - l1))"

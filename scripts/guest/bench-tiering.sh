@@ -85,17 +85,10 @@ damon_kdamond() {
 	echo on > $D/$1/state
 }
 
-# CPU time (ms) of the tiering kernel threads.
-kthread_ms() {
-	t=0
-	for p in /proc/[0-9]*; do
-		case "$(cat $p/comm 2>/dev/null)" in
-		ksamplingd|kmigraterd*|kdamond*)
-			t=$((t + $(awk '{ print $14 + $15 }' $p/stat) * 10)) ;;
-		esac
-	done
-	echo $t
-}
+# CPU time of the kernel threads, from `htmm record` (record-lib.sh):
+# htmm's, DAMON's kdamonds and the kswapds (NUMA balancing demotes there).
+REC=/tmp/tiering-record.csv
+. /htmm/record-lib.sh
 
 mkdir -p $CG
 case "$config" in
@@ -123,9 +116,13 @@ htmm-abit|htmm-inject|htmm-split|htmm-nosplit)
 esac
 
 echo "bench config $config seconds $seconds cold $cold hot $hot budget $budget scenario $scenario"
-k0=$(kthread_ms)
+rec_start bench --kthread kdamond.0 --kthread kdamond.1 \
+	--kthread kswapd0 --kthread kswapd1
 sh -c "echo \$\$ > $CG/cgroup.procs && exec /htmm/bin/converge --cold $cold --hot $hot $work --seconds $seconds $inject $extra"
-echo "bench kthread_ms $(( $(kthread_ms) - k0 ))"
+rec_stop
+echo "bench kthread_ms $(rec_ms 'ksamplingd|kmigraterd|kdamond' 0)"
+echo "bench kswapd_ms $(rec_ms kswapd 0)"
+echo "bench record_rows $(($(wc -l < $REC) - 1))"
 if [ "$config" = damon ]; then
 	for k in 0 1; do
 		echo update_schemes_stats > $D/$k/state

@@ -3,12 +3,15 @@
 #
 # Guest test of the htmm command (tools/htmm/cli) on the booted htmm
 # kernel: `htmm run` of a hot/cold workload with a record, `htmm report`
-# on it, `status`, `tune --show`, a run stopped by SIGINT, and errors that
-# must leave nothing behind.  After every run, the tunables in
-# /sys/kernel/mm/htmm and the cgroups under /sys/fs/cgroup must be as
-# before.  POSIX sh (busybox ash); prints TAP.
+# on it, `status` and `status --watch`, `attach` (to its end and stopped
+# by SIGINT), `tune --show`, `--preset memtis` and `--from-tierbench` on a
+# tierbench result measured here, a run stopped by SIGINT, what an
+# unprivileged user may do, and errors that must leave nothing behind.
+# After every run, the tunables in /sys/kernel/mm/htmm and the cgroups
+# under /sys/fs/cgroup must be as before.  POSIX sh (busybox ash); TAP.
 #
-# usage: guest-smoke.sh BINDIR   (BINDIR holds htmm and converge)
+# usage: guest-smoke.sh BINDIR   (BINDIR holds htmm, converge, asuser and
+#                                 tierbench)
 
 B=${1:?usage: guest-smoke.sh BINDIR}
 HT=$B/htmm
@@ -21,7 +24,7 @@ trap 'rm -rf "$T"' EXIT
 
 N=0
 FAIL=0
-echo "1..12"
+echo "1..26"
 pass() { N=$((N + 1)); echo "ok $N - htmm $1"; }
 fail() {
 	N=$((N + 1))
@@ -142,5 +145,152 @@ CHK=1
 [ "$rc" != 0 ] && grep -q "^htmm: .*node" "$T/err" && CHK=0
 check "run refuses an unknown node" "exit $rc"
 same_state "a refused run leaves nothing behind"
+
+# 13-18: attach to a running process, in a cgroup of the operator's.
+ACG=htmm-smoke-att.$$
+A=/sys/fs/cgroup/$ACG
+NOBODY="$B/asuser 65534 65534"
+mkdir $A
+en0=$(cat $A/memory.htmm_enabled) max0=$(cat $A/memory.max_at_node0)
+wait_in() {	# wait_in PID CGDIR: until PID is in CGDIR (10 s); seconds
+	i=0
+	while ! grep -qx "$1" "$2/cgroup.procs" && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	grep -qx "$1" "$2/cgroup.procs"
+}
+"$B/converge" --cold 8 --hot 8 --seconds 10 --quiet > /dev/null 2>&1 &
+wpid=$!
+"$HT" attach --cgroup $ACG --budget 0=16M --set htmm_cooling_period=500000 \
+	--record "$T/att.csv" --interval 500 $wpid > "$T/out" 2> "$T/err" &
+apid=$!
+CHK=1
+wait_in $wpid $A && [ "$(cat $A/memory.htmm_enabled)" = enabled ] &&
+	[ "$(cat $A/memory.max_at_node0)" = 16777216 ] &&
+	[ "$(cat $TUN/htmm_cooling_period)" = 500000 ] && CHK=0
+check "attach moves the process in, enables htmm, sets budget and tunable" \
+	"procs $(tr '\n' ' ' < $A/cgroup.procs), $(cat $A/memory.htmm_enabled), max_at_node0 $(cat $A/memory.max_at_node0)"
+wait $apid
+rc=$?
+CHK=1
+[ "$rc" = 0 ] && [ "$(($(wc -l < "$T/att.csv") - 1))" -ge 4 ] && CHK=0
+check "attach ends with its process, exit 0, recorded" "exit $rc, $(wc -l < "$T/att.csv") lines"
+CHK=1
+[ -d $A ] && [ "$(cat $A/memory.htmm_enabled)" = "$en0" ] &&
+	[ "$(cat $A/memory.max_at_node0)" = "$max0" ] && CHK=0
+check "attach leaves the cgroup, htmm and budget as they were" \
+	"$(cat $A/memory.htmm_enabled) max_at_node0 $(cat $A/memory.max_at_node0)"
+# Stopped by SIGINT: the process goes back where it came from, alive.
+sleep 120 &
+spid=$!
+from=$(cat /proc/$spid/cgroup)
+"$HT" attach --cgroup $ACG $spid > "$T/out" 2> "$T/err" &
+apid=$!
+wait_in $spid $A
+kill -INT $apid
+wait $apid
+rc=$?
+CHK=1
+[ "$rc" = 0 ] && kill -0 $spid 2> /dev/null &&
+	[ "$(cat /proc/$spid/cgroup)" = "$from" ] &&
+	[ "$(cat $A/memory.htmm_enabled)" = "$en0" ] && CHK=0
+check "attach stopped by SIGINT moves the process back, alive" \
+	"exit $rc; now $(cat /proc/$spid/cgroup 2>/dev/null), was $from"
+# An unprivileged user may not attach: refused, nothing changed.
+$NOBODY "$HT" attach --cgroup $ACG $spid > "$T/out" 2> "$T/err"
+rc=$?
+CHK=1
+[ "$rc" = 1 ] && grep -q "needs root" "$T/err" &&
+	[ "$(cat /proc/$spid/cgroup)" = "$from" ] &&
+	[ "$(cat $A/memory.htmm_enabled)" = "$en0" ] && CHK=0
+check "attach by an unprivileged user is refused" "exit $rc"
+kill $spid
+wait $spid 2> /dev/null
+rmdir $A
+same_state "attach restores the tunables"
+
+# 19-21: unprivileged users may look but not change.
+$NOBODY "$HT" run -- true > "$T/out" 2> "$T/err"
+rc=$?
+CHK=1
+[ "$rc" = 125 ] && grep -q "needs root" "$T/err" && CHK=0
+check "run by an unprivileged user is refused (125)" "exit $rc"
+$NOBODY "$HT" status > "$T/out" 2> "$T/err"
+rc=$?
+CHK=1
+[ "$rc" = 0 ] && grep -q "^1 .* slow " "$T/out" && CHK=0
+check "status works for an unprivileged user" "exit $rc"
+same_state "an unprivileged user changed nothing"
+
+# 22: status --watch refreshes until SIGINT.  Waits for 3 screens (at
+# most 20 s); each starts with the clear-screen sequence.
+"$HT" status --watch 1 > "$T/watch" 2> "$T/err" &
+spid=$!
+t0=$(cut -d' ' -f1 /proc/uptime)
+i=0
+while [ "$(grep -c "$(printf '\033')\[H" "$T/watch")" -lt 3 ] && [ $i -lt 200 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+screens=$(grep -c "$(printf '\033')\[H" "$T/watch")
+echo "# status --watch 1: $screens screens after $(awk -v a="$t0" '{ printf "%.1f", $1 - a }' /proc/uptime) s"
+kill -INT $spid
+wait $spid
+rc=$?
+CHK=1
+[ "$rc" = 0 ] && [ "$screens" -ge 3 ] &&
+	[ "$(grep -c "^0 .* fast " "$T/watch")" -ge 3 ] && CHK=0
+check "status --watch refreshes the screen, ends on SIGINT" "exit $rc, $screens screens"
+
+# 23-24: tune --preset memtis puts back a changed default.
+"$HT" tune --set htmm_cooling_period=333333 > "$T/out" 2> "$T/err"
+"$HT" tune --preset memtis > "$T/out" 2> "$T/err"
+rc=$?
+def=$("$HT" tune --show | awk '$1 == "htmm_cooling_period" { print $2 }')
+CHK=1
+[ "$rc" = 0 ] && grep -q "^htmm_cooling_period: 333333 -> $def$" "$T/out" &&
+	[ "$(cat $TUN/htmm_cooling_period)" = "$def" ] && CHK=0
+check "tune --preset memtis writes the defaults" "exit $rc, cooling period $(cat $TUN/htmm_cooling_period), default $def"
+# Put back what the preset changed, with the tool itself.
+sets=$(sed -n 's/^\([a-z_]*\): \(.*\) -> .*/--set \1=\2/p' "$T/out")
+# shellcheck disable=SC2086 # a list of options
+[ -z "$sets" ] || "$HT" tune $sets > /dev/null
+"$HT" tune --set htmm_cooling_period="$(grep '^htmm_cooling_period ' "$T/state0" | cut -d' ' -f2)" > /dev/null
+same_state "tune --set puts the preset's changes back"
+
+# 25-26: tune --from-tierbench on a tierbench run of this VM.  Under TCG
+# both nodes run at one speed, so which is faster is chance: the tool
+# must write the lowest and the highest node latency when they differ,
+# and refuse, changing nothing, when they do not.
+"$B/tierbench" latency --matrix --size 8M --duration 0.05 --warmup 0.01 --json \
+	> "$T/tb.json" 2> "$T/err"
+exp=$(awk -F'[:,]' '
+	/"mem_node"/ { n = $2 + 0 }
+	/"ns_per_load"/ { v = $2 + 0; if (!(n in m) || v < m[n]) m[n] = v }
+	END {
+		for (k in m) {
+			if (f == "" || m[k] < f) f = m[k]
+			if (s == "" || m[k] > s) s = m[k]
+		}
+		printf "%d %d\n", f + 0.5, s + 0.5
+	}' "$T/tb.json")
+fast=${exp% *} slow=${exp#* }
+"$HT" tune --from-tierbench "$T/tb.json" > "$T/out" 2> "$T/err"
+rc=$?
+got="$(cat $TUN/htmm_fast_latency_ns) $(cat $TUN/htmm_slow_latency_ns)"
+echo "# tierbench: fastest node $fast ns, slowest $slow ns; tune exit $rc, now $got"
+CHK=1
+if [ "$fast" -lt "$slow" ]; then
+	[ "$rc" = 0 ] && [ "$got" = "$fast $slow" ] && CHK=0
+else
+	[ "$rc" = 1 ] && grep -q "fast latency below the slow one" "$T/err" && CHK=0
+fi
+check "tune --from-tierbench writes the measured latencies (or refuses equal ones)" \
+	"expected $fast $slow, exit $rc, now $got"
+# shellcheck disable=SC2046 # a list of options
+"$HT" tune $(for k in htmm_fast_latency_ns htmm_slow_latency_ns; do
+	echo "--set $k=$(grep "^$k " "$T/state0" | cut -d' ' -f2)"; done) > /dev/null
+same_state "the latencies are put back"
 
 [ "$FAIL" = 0 ]

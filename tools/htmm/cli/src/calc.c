@@ -48,12 +48,21 @@ double hm_table_rate(const struct hm_table *t, int row, int col)
 	return dv / dt;
 }
 
-/* Columns "<thread>_cpu_ms": a kernel thread's CPU time. */
+/*
+ * Columns "<thread>_cpu_ms": a kernel thread's CPU time; htmm's own are
+ * ksamplingd's and kmigraterd<N>'s, the others come from --kthread.
+ */
 bool hm_is_cpu_col(const char *name)
 {
 	size_t n = strlen(name);
 
 	return n > 7 && !strcmp(name + n - 7, "_cpu_ms");
+}
+
+bool hm_is_htmm_cpu_col(const char *name)
+{
+	return hm_is_cpu_col(name) && (!strncmp(name, "ksamplingd_", 11) ||
+				       !strncmp(name, "kmigraterd", 10));
 }
 
 /* The first row's time at which column @col reaches @level (-1: never). */
@@ -237,7 +246,10 @@ static void thread_figures(const struct hm_table *t, int c,
 	s->mean = duration > 0 ? sum / duration : 0;
 }
 
-/* CPU ms per second of each htmm thread and of all of them together. */
+/*
+ * CPU ms per second of each thread recorded, and of all htmm's threads
+ * together ("all" leaves out the --kthread ones).
+ */
 static void cpu_figures(const struct hm_table *t, struct hm_report *r)
 {
 	int tc = hm_table_col(t, "time"), c, i;
@@ -247,7 +259,9 @@ static void cpu_figures(const struct hm_table *t, struct hm_report *r)
 		if (!hm_is_cpu_col(t->cols[c]))
 			continue;
 		thread_figures(t, c, &r->thr[r->nthreads], r->duration);
-		r->all.mean += r->thr[r->nthreads++].mean;
+		if (hm_is_htmm_cpu_col(t->cols[c]))
+			r->all.mean += r->thr[r->nthreads].mean;
+		r->nthreads++;
 	}
 	hm_strscpy(r->all.name, "all", sizeof(r->all.name));
 	for (i = 1; i < t->nrows; i++) {
@@ -255,7 +269,7 @@ static void cpu_figures(const struct hm_table *t, struct hm_report *r)
 		if (!(dt > 0))
 			continue;
 		for (c = 0, sum = 0; c < t->ncols; c++)
-			if (hm_is_cpu_col(t->cols[c]))
+			if (hm_is_htmm_cpu_col(t->cols[c]))
 				sum += cpu_delta(t, i, c);
 		if (sum / dt > r->all.peak)
 			r->all.peak = sum / dt;

@@ -24,6 +24,8 @@ static const char run_usage[] =
 "  -r, --record FILE        record while CMD runs (see htmm record)\n"
 "  -i, --interval MS        record interval (default 1000)\n"
 "  -f, --format csv|jsonl   record format (default: by FILE's suffix)\n"
+"  -k, --kthread COMM       also record this kernel thread's CPU, e.g.\n"
+"                           kdamond.0 or kswapd1 (repeatable, up to 8)\n"
 "  -c, --cgroup PATH        create this cgroup (default htmm-run.<pid>)\n"
 "  -v, --verbose            say what is done\n"
 "  -h, --help               this help\n";
@@ -39,12 +41,13 @@ static const char attach_usage[] =
 "  -c, --cgroup PATH        the cgroup (below /sys/fs/cgroup)\n"
 "  -b, --budget NODE=SIZE   as for run (restored at the end)\n"
 "  -S, --sampler S, -m, --mode M, -s, --set TUNABLE=VALUE\n"
-"  -r, --record FILE, -i, --interval MS, -f, --format csv|jsonl\n"
+"  -r, --record FILE, -i, --interval MS, -f, --format csv|jsonl,\n"
+"  -k, --kthread COMM\n"
 "  -v, --verbose, -h, --help\n";
 
 static const char record_usage[] =
 "usage: htmm record [-o FILE] [-i MS] [-f csv|jsonl] [-n COUNT]\n"
-"                   (--cgroup PATH | -- CMD [ARGS...])\n"
+"                   [-k COMM]... (--cgroup PATH | -- CMD [ARGS...])\n"
 "\n"
 "Write a time series of a cgroup's htmm state: one row every interval\n"
 "(schema in htmm(8)).  With --cgroup, until Ctrl-C, COUNT rows, or the\n"
@@ -55,6 +58,8 @@ static const char record_usage[] =
 "  -i, --interval MS        milliseconds between rows (default 1000)\n"
 "  -f, --format csv|jsonl   default: jsonl for .jsonl/.json, else csv\n"
 "  -n, --count N            stop after N rows (--cgroup only)\n"
+"  -k, --kthread COMM       also record this kernel thread's CPU, e.g.\n"
+"                           kdamond.0 or kswapd1 (repeatable, up to 8)\n"
 "  -c, --cgroup PATH        the cgroup to record\n"
 "  -h, --help               this help\n";
 
@@ -66,6 +71,7 @@ static const struct option session_opts[] = {
 	{ "record", required_argument, NULL, 'r' },
 	{ "interval", required_argument, NULL, 'i' },
 	{ "format", required_argument, NULL, 'f' },
+	{ "kthread", required_argument, NULL, 'k' },
 	{ "cgroup", required_argument, NULL, 'c' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -90,7 +96,7 @@ static int parse_session(struct hm_session *s, int argc, char **argv,
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+b:S:m:s:r:i:f:c:vh",
+	while ((c = getopt_long(argc, argv, "+b:S:m:s:r:i:f:k:c:vh",
 				session_opts, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(usage, stdout);
@@ -170,7 +176,10 @@ int cmd_attach(int argc, char **argv)
 	return hm_session_attach(&s);
 }
 
-/* record --cgroup: until a signal, @count rows, or the cgroup is gone. */
+/*
+ * record --cgroup: until a signal, @count rows, or the cgroup is gone.  A
+ * signal ends it with one more row, so that the record reaches the stop.
+ */
 static int record_cgroup(struct hm_session *s, unsigned long long count)
 {
 	double next;
@@ -186,7 +195,7 @@ static int record_cgroup(struct hm_session *s, unsigned long long count)
 	if (hm_rec_open(&s->rec, s->record, s->fmt_given ? s->fmt :
 			hm_format_guess(s->record)))
 		return HM_EXIT_FAIL;
-	err = hm_rec_start(&s->rec, s->cg);
+	err = hm_rec_start(&s->rec, s->cg, s->xkt, s->nxkt);
 	for (next = hm_mono(); !err && !hm_signal;) {
 		err = hm_rec_row(&s->rec);
 		if (err || (count && (unsigned long long)s->rec.rows >= count))
@@ -195,6 +204,8 @@ static int record_cgroup(struct hm_session *s, unsigned long long count)
 		while (!hm_signal && hm_mono() < next)
 			hm_sleep(next - hm_mono());
 	}
+	if (!err && hm_signal)
+		err = hm_rec_row(&s->rec);
 	if (err == -ENOENT && s->rec.rows)
 		err = 0;		/* the cgroup went away: the end */
 	hm_rec_close(&s->rec, err && !s->rec.rows);
@@ -206,6 +217,7 @@ static const struct option record_opts[] = {
 	{ "interval", required_argument, NULL, 'i' },
 	{ "format", required_argument, NULL, 'f' },
 	{ "count", required_argument, NULL, 'n' },
+	{ "kthread", required_argument, NULL, 'k' },
 	{ "cgroup", required_argument, NULL, 'c' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
@@ -218,7 +230,7 @@ static int parse_record(struct hm_session *s, int argc, char **argv,
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:i:f:n:c:h", record_opts,
+	while ((c = getopt_long(argc, argv, "+o:i:f:n:k:c:h", record_opts,
 				NULL)) != -1) {
 		if (c == 'h') {
 			fputs(record_usage, stdout);
@@ -235,7 +247,8 @@ static int parse_record(struct hm_session *s, int argc, char **argv,
 			       argv[optind - 1]);
 			return -1;
 		} else if (hm_session_option(s, c == 'i' ? "interval" :
-					     c == 'f' ? "format" : "cgroup",
+					     c == 'f' ? "format" :
+					     c == 'k' ? "kthread" : "cgroup",
 					     optarg)) {
 			return -1;
 		}

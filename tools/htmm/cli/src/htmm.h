@@ -166,13 +166,17 @@ struct hm_kthread {
 	bool valid;
 };
 
+/* Other kernel threads a record may follow: --kthread COMM. */
+#define HM_MAX_XKT		8
+
 struct hm_kthreads {
 	int n;
-	struct hm_kthread t[HM_MAX_NODES + 1];
+	struct hm_kthread t[HM_MAX_NODES + 1 + HM_MAX_XKT];
 	double scanned;			/* hm_mono() of the last /proc scan */
 };
 
 void hm_kthreads_init(struct hm_kthreads *k, const struct hm_topo *t);
+int hm_kthreads_add(struct hm_kthreads *k, const char *comm);
 void hm_kthreads_read(struct hm_kthreads *k);
 void hm_kthreads_close(struct hm_kthreads *k);
 int hm_stat_ticks(const char *stat, unsigned long long *ticks,
@@ -225,7 +229,7 @@ void hm_table_free(struct hm_table *t);
 int hm_table_col(const struct hm_table *t, const char *name);
 double hm_table_get(const struct hm_table *t, int row, int col);
 
-#define HM_REPORT_THREADS	(HM_MAX_NODES + 1)
+#define HM_REPORT_THREADS	(HM_MAX_NODES + 1 + HM_MAX_XKT)
 
 struct hm_cpu_stat {
 	char name[32];
@@ -259,6 +263,7 @@ int hm_report_compute(const struct hm_table *t, struct hm_report *r);
 double hm_table_rate(const struct hm_table *t, int row, int col);
 double hm_hot_fast_pct(const struct hm_table *t, int row, double *pages);
 bool hm_is_cpu_col(const char *name);
+bool hm_is_htmm_cpu_col(const char *name);
 
 /* ----------------------------------------------------------- tierbench.c */
 struct hm_nodelat {
@@ -284,7 +289,8 @@ struct hm_rec {
 };
 
 int hm_rec_open(struct hm_rec *r, const char *path, enum hm_format fmt);
-int hm_rec_start(struct hm_rec *r, const char *cg);
+int hm_rec_start(struct hm_rec *r, const char *cg, const char *const *xkt,
+		 int nxkt);
 int hm_rec_row(struct hm_rec *r);
 void hm_rec_close(struct hm_rec *r, bool discard);
 
@@ -302,6 +308,8 @@ struct hm_session {
 	struct hm_set set[HM_MAX_SETS];
 	int nset;
 	const char *record;
+	const char *xkt[HM_MAX_XKT];	/* --kthread */
+	int nxkt;
 	enum hm_format fmt;
 	bool fmt_given;
 	unsigned int interval_ms;

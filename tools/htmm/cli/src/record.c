@@ -84,10 +84,15 @@ int hm_rec_open(struct hm_rec *r, const char *path, enum hm_format fmt)
 	return 0;
 }
 
-/* Start sampling cgroup @cg (relative to the cgroup2 mount). */
-int hm_rec_start(struct hm_rec *r, const char *cg)
+/*
+ * Start sampling cgroup @cg (relative to the cgroup2 mount), and the CPU of
+ * htmm's threads and of the @nxkt other kernel threads named in @xkt.
+ */
+int hm_rec_start(struct hm_rec *r, const char *cg, const char *const *xkt,
+		 int nxkt)
 {
 	char path[HM_PATH];
+	int i;
 
 	snprintf(r->cg, sizeof(r->cg), "%s", cg);
 	if (hm_cg_file(path, sizeof(path), cg, "memory.htmm_stat"))
@@ -101,6 +106,8 @@ int hm_rec_start(struct hm_rec *r, const char *cg)
 		r->vmstat_fd = open(path, O_RDONLY | O_CLOEXEC);
 	hm_topo_load(&r->topo);
 	hm_kthreads_init(&r->kt, &r->topo);
+	for (i = 0; i < nxkt; i++)
+		hm_kthreads_add(&r->kt, xkt[i]);
 	if (r->path[0] && !r->created && ftruncate(fileno(r->w.f), 0)) {
 		hm_err("cannot empty %s: %s", r->path, strerror(errno));
 		return -EIO;

@@ -87,6 +87,13 @@ int hm_session_option(struct hm_session *s, const char *opt, const char *arg)
 	}
 	if (!strcmp(opt, "record")) {
 		s->record = arg;
+	} else if (!strcmp(opt, "kthread")) {
+		if (!arg[0] || strlen(arg) > 15 || s->nxkt == HM_MAX_XKT) {
+			hm_err("bad --kthread %s: a thread name of 1 to 15 characters, at most %d of them",
+			       arg, HM_MAX_XKT);
+			return -EINVAL;
+		}
+		s->xkt[s->nxkt++] = arg;
 	} else if (!strcmp(opt, "interval")) {
 		if (hm_parse_ull(arg, 3600000, &v) || v < 10) {
 			hm_err("bad --interval %s: milliseconds, 10 to 3600000", arg);
@@ -383,7 +390,7 @@ int hm_session_setup(struct hm_session *s)
 		       s->cg, s->nbudget, s->ntv,
 		       s->made_htmm ? "enabled" : "was enabled already");
 	if (!err && s->recording)
-		err = hm_rec_start(&s->rec, s->cg);
+		err = hm_rec_start(&s->rec, s->cg, s->xkt, s->nxkt);
 	hm_claims_unlock(s->lock_fd);
 	s->lock_fd = -1;
 	return err;

@@ -251,6 +251,28 @@ static struct hm_kthread *kthread_by_comm(struct hm_kthreads *k,
 	return NULL;
 }
 
+/**
+ * hm_kthreads_add() - also follow the kernel thread named @comm
+ * @k: the threads, after hm_kthreads_init()
+ * @comm: its name as in /proc/<pid>/comm, e.g. kdamond.0 or kswapd0
+ *
+ * Return: 0 (also when @comm is followed already), or -EINVAL for an
+ * empty or too long name or when HM_MAX_XKT are added already.
+ */
+int hm_kthreads_add(struct hm_kthreads *k, const char *comm)
+{
+	size_t len = strlen(comm);
+
+	if (!len || len >= sizeof(k->t[0].comm) ||
+	    (size_t)k->n >= ARRAY_SIZE(k->t))
+		return -EINVAL;
+	if (kthread_by_comm(k, comm, len))
+		return 0;
+	hm_strscpy(k->t[k->n].comm, comm, sizeof(k->t[0].comm));
+	k->t[k->n++].fd = -1;
+	return 0;
+}
+
 /* The missing kernel thread whose /proc/<pid>/stat is @stat, if any. */
 static struct hm_kthread *kthread_match(struct hm_kthreads *k, const char *stat)
 {

@@ -196,6 +196,7 @@ static void make_fake(const char *root)
 	fake_kthread(root, 101, "kmigraterd0", 0x208040, 20);
 	fake_kthread(root, 102, "kmigraterd1", 0x208040, 10);
 	fake_kthread(root, 103, "ksamplingd", 0x400100, 99);	/* not a kthread */
+	fake_kthread(root, 104, "kdamond.0", 0x208040, 30);
 	put(root, "dev/kmsg", "6,1,100,-;htmm: active\n"
 	    "6,2,101,-;htmm: sample source: abit (auto: no PEBS events on this CPU)\n");
 }

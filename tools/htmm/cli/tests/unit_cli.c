@@ -281,6 +281,21 @@ static void test_record_cmd(void)
 	      "record: CPU ms of the kernel threads (not of a user process)");
 	ncols = t.ncols;
 	hm_table_free(&t);
+	check(!hm_table_load(csv, &t) && hm_table_col(&t, "kdamond.0_cpu_ms") < 0,
+	      "record: other kernel threads only when asked for");
+	hm_table_free(&t);
+	expect(root, ARGV("record", "--cgroup", "app", "-n", "2", "-i", "20",
+			  "-k", "kdamond.0", "-k", "kswapd9", "-o", csv), 0, NULL,
+	       "record --kthread kdamond.0 --kthread kswapd9");
+	ok = !hm_table_load(csv, &t) && t.ncols == ncols + 2 &&
+	     hm_table_get(&t, 1, hm_table_col(&t, "kdamond.0_cpu_ms")) ==
+	     (30 + 15) * 1000.0 / sysconf(_SC_CLK_TCK) &&
+	     isnan(hm_table_get(&t, 1, hm_table_col(&t, "kswapd9_cpu_ms")));
+	check(ok, "record --kthread: its CPU ms; a missing thread's is empty");
+	hm_table_free(&t);
+	expect(root, ARGV("record", "--cgroup", "app", "-n", "1",
+			  "-k", "a_name_of_16_chr"), 2, "bad --kthread",
+	       "record: a thread name over 15 characters: 2");
 	expect(root, ARGV("record", "--cgroup", "app", "-n", "2", "-i", "20",
 			  "-o", js), 0, NULL, "record --cgroup (jsonl)");
 	ok = !hm_table_load(js, &t) && t.nrows == 2 && t.ncols == ncols;
@@ -389,6 +404,19 @@ static void test_record_none(void)
 	     isnan(hm_table_get(&t, 0, hm_table_col(&t, "hot_threshold")));
 	check(ok, "record: absent thresholds are missing columns (%d of %d)",
 	      t.ncols, n0);
+	hm_table_free(&t);
+	/* A signal ends it with one more row, long before the next interval. */
+	snprintf(csv, sizeof(csv), "%s/int.csv", tmp);
+	out = open("/dev/null", O_WRONLY);
+	pid = start(root, ARGV("record", "--cgroup", "app", "-i", "600000",
+			       "-o", csv), out, out);
+	ok = rec_has_row(tmp, "int.csv");
+	kill(pid, SIGINT);
+	ok = finish(pid) == 0 && ok;
+	close(out);
+	ok = ok && !hm_table_load(csv, &t) && t.nrows == 2;
+	check(ok, "record: SIGINT writes a last row and exits 0 (%d rows)",
+	      t.nrows);
 	hm_table_free(&t);
 }
 

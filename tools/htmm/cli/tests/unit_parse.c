@@ -423,6 +423,14 @@ static void test_report(void)
 	check(ok && r.all.peak == 60, "report: all threads peak 60 ms/s (got %g)",
 	      r.all.peak);
 	hm_table_free(&t);
+	/* A --kthread column is reported, but not in "all". */
+	ok = !hm_table_parse("time,ksamplingd_cpu_ms,kdamond.0_cpu_ms\n"
+			     "0,0,0\n1,5,100\n2,10,300\n", &t) &&
+	     !hm_report_compute(&t, &r);
+	check(ok && r.nthreads == 2 && !strcmp(r.thr[1].name, "kdamond.0") &&
+	      r.thr[1].peak == 200 && r.all.peak == 5 && approx_eq(r.all.mean, 5),
+	      "report: a --kthread thread on its own line, not in all");
+	hm_table_free(&t);
 	hm_table_parse("time,resident_fast\n0,0\n1,0\n", &t);
 	hm_report_compute(&t, &r);
 	check(r.t_prom[0] < 0 && !r.have_cg_mig && !r.have_hot,
