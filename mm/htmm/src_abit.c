@@ -41,6 +41,16 @@
  * already held the quota.  Under TCG an entry cost about 200 ns on the
  * demo kernel and 12 us on the KASAN one (samples included): a batch
  * there is about 3 ms, against the 30 ms a second of the default quota.
+ *
+ * References: a paced scan lasts seconds, so between batches it holds
+ * its address spaces by mmgrab() only, and takes a user reference
+ * (mmget_not_zero()) for one batch at a time.  A process that exits
+ * during a scan thus frees its memory at once, as it would without htmm;
+ * a user reference held across the scan kept it, charged to the cgroup's
+ * node budgets, until the scan's end, and the next process of the cgroup
+ * found the fast node "full" and was placed on the slow one.  A user
+ * reference is dropped with mmput_async(), so that the teardown of an
+ * address space whose process has exited never runs in ksamplingd.
  */
 #define pr_fmt(fmt) "htmm: " fmt
 
@@ -263,7 +273,17 @@ static bool htmm_abit_pace(const struct htmm_abit_pace *p, u64 entries)
 	}
 }
 
-/* Scan one address space; return false if ksamplingd must stop. */
+/* End one batch: the mmap_lock and the user reference it held. */
+static void htmm_abit_unlock_mm(struct mm_struct *mm)
+{
+	mmap_read_unlock(mm);
+	mmput_async(mm);
+}
+
+/*
+ * Scan one address space (held by mmgrab()); return false if ksamplingd
+ * must stop.  It ends early when the address space loses its last user.
+ */
 static bool htmm_abit_scan_mm(struct mm_struct *mm, struct htmm_abit_walk *w)
 {
 	struct htmm_abit_pace pace = {
@@ -280,30 +300,37 @@ static bool htmm_abit_scan_mm(struct mm_struct *mm, struct htmm_abit_walk *w)
 		unsigned long next = min(end, addr + HTMM_ABIT_CHUNK);
 		struct vm_area_struct *vma;
 
-		if (kthread_should_stop() || mmap_read_lock_killable(mm))
+		if (kthread_should_stop() || !mmget_not_zero(mm))
 			break;
+		if (mmap_read_lock_killable(mm)) {
+			mmput_async(mm);
+			break;
+		}
 		vma = find_vma(mm, addr);
 		if (!vma) {
-			mmap_read_unlock(mm);
+			htmm_abit_unlock_mm(mm);
 			break;
 		}
 		if (vma->vm_start >= next) {
 			/* Skip the hole in one step. */
 			addr = vma->vm_start & ~(HTMM_ABIT_CHUNK - 1);
-			mmap_read_unlock(mm);
+			htmm_abit_unlock_mm(mm);
 			continue;
 		}
 		w->resume = next;
 		w->stop_at = w->entries + HTMM_ABIT_BATCH;
 		w->samples_left = HTMM_ABIT_BATCH_SAMPLES;
 		walk_page_range(mm, addr, next, &htmm_abit_ops, w);
-		mmap_read_unlock(mm);
+		htmm_abit_unlock_mm(mm);
 		addr = w->resume;
 		go = htmm_abit_pace(&pace, w->entries);
 		cond_resched();
 	}
-	if (w->cleared)
+	/* No user left: no TLB holds its entries any more. */
+	if (w->cleared && mmget_not_zero(mm)) {
 		flush_tlb_mm(mm);
+		mmput_async(mm);
+	}
 	return go && !kthread_should_stop();
 }
 
@@ -372,7 +399,7 @@ static bool htmm_abit_mm_in_use(struct mm_struct *mm)
 	memcg = get_mem_cgroup_from_mm(mm);
 	in = memcg && htmm_memcg(memcg) && READ_ONCE(htmm_memcg(memcg)->enabled);
 	mem_cgroup_put(memcg);
-	mmput(mm);
+	mmput_async(mm);
 	return in;
 }
 
@@ -417,10 +444,23 @@ void htmm_abit_stat(struct seq_file *m)
 	seq_printf(m, "abit_scan_cpu_ns %llu\n", READ_ONCE(htmm_abit_scan_ns));
 }
 
+/* @task's address space, held by mmgrab(), as get_task_mm() finds it. */
+static struct mm_struct *htmm_abit_grab_mm(struct task_struct *task)
+{
+	struct mm_struct *mm;
+
+	task_lock(task);
+	mm = task->flags & PF_KTHREAD ? NULL : task->mm;
+	if (mm)
+		mmgrab(mm);
+	task_unlock(task);
+	return mm;
+}
+
 /*
- * Collect references to the address spaces of one cgroup's processes,
- * from its @skip-th on.  Return: the new count; *@last is the index of the
- * process after the last one taken.
+ * Collect mmgrab() references to the address spaces of one cgroup's
+ * processes, from its @skip-th on.  Return: the new count; *@last is the
+ * index of the process after the last one taken.
  */
 static int htmm_abit_collect(struct mem_cgroup *memcg, unsigned int skip,
 			     struct mm_struct **mms, int nr, unsigned int *last)
@@ -437,14 +477,14 @@ static int htmm_abit_collect(struct mem_cgroup *memcg, unsigned int skip,
 		if (proc++ < skip)
 			continue;
 		*last = proc;
-		mm = get_task_mm(task);
+		mm = htmm_abit_grab_mm(task);
 		if (!mm)
 			continue;
 		for (i = 0; i < nr; i++)
 			if (mms[i] == mm)
 				break;
 		if (i < nr) {
-			mmput(mm);
+			mmdrop(mm);
 			continue;
 		}
 		mms[nr++] = mm;
@@ -540,12 +580,15 @@ static void htmm_abit_tick(void)
 	nr = htmm_abit_gather(mms);
 	run = task_sched_runtime(current);
 	for (i = 0; i < nr; i++) {
+		/* Its process has exited since: nothing to scan. */
+		if (!go || !mmget_not_zero(mms[i]))
+			continue;
 		w.first = !htmm_abit_see(mms[i]);
-		if (go)
-			go = htmm_abit_scan_mm(mms[i], &w);
+		mmput_async(mms[i]);
+		go = htmm_abit_scan_mm(mms[i], &w);
 	}
 	for (i = 0; i < nr; i++)
-		mmput(mms[i]);
+		mmdrop(mms[i]);
 	htmm_abit_forget(false);
 	WRITE_ONCE(htmm_abit_scan_ns, htmm_abit_scan_ns +
 		   task_sched_runtime(current) - run);

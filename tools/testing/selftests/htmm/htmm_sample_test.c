@@ -1421,6 +1421,92 @@ TEST_F_TIMEOUT(htmm_sample, abit_holds_cpu_quota, 180)
 	EXPECT_LT(0ULL, snap_u64(_metadata, &s, "samples_abit"));
 }
 
+/*
+ * Free memory of node @nid in KiB, or -1: the free pages of its zones and
+ * those in their per-CPU lists (/proc/zoneinfo), which MemFree leaves out
+ * until they are drained back, a second or more after a process exited.
+ */
+static long long node_free_kb(int nid)
+{
+	long long pages = 0, v;
+	char line[256];
+	int node = -1;
+	FILE *f;
+
+	f = fopen("/proc/zoneinfo", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Node %d,", &node) == 1)
+			continue;
+		if (node != nid)
+			continue;
+		if (sscanf(line, " pages free %lld", &v) == 1 ||
+		    sscanf(line, " count: %lld", &v) == 1)
+			pages += v;
+	}
+	fclose(f);
+	return node == -1 ? -1 : pages * (getpagesize() >> 10);
+}
+
+#define EXIT_PAGES	((64UL << 20) / PG)
+#define EXIT_SLACK_KB	(4LL << 10)
+
+/*
+ * An Accessed-bit scan is paced over seconds.  A process that exits in
+ * the middle of one must free its memory at once, as it does without
+ * htmm, and not when the scan ends: until then its pages stayed charged
+ * to the cgroup's node budgets, and the cgroup's next process found the
+ * fast node full.  At 1 MiB of entries a second the child's 64 MiB take
+ * 64 s to scan; its memory must be back on node 0 within 5 s of its exit.
+ */
+TEST_F_TIMEOUT(htmm_sample, abit_exit_frees_at_once, 120)
+{
+	const struct kid_spec spec = {
+		.body = kid_hold, .cpu = -1, .pages = EXIT_PAGES,
+	};
+	struct sample_ctx *x = &self->x;
+	long long before, held, now = -1, t0, deadline;
+	unsigned long long scans0;
+	struct kid_reply r;
+	struct stat_snap s;
+
+	set_tunable(_metadata, x, "htmm_sampler", "abit");
+	set_tunable(_metadata, x, "htmm_abit_interval_ms", "100");
+	set_tunable(_metadata, x, "htmm_abit_rate_mb", "1");
+	/* htmm's own memory (rings, threads) is allocated by now. */
+	ASSERT_EQ(0, set_enabled(x, true));
+	sleep(1);
+	before = node_free_kb(0);
+	ASSERT_LT(0, before);
+	kid_start(_metadata, x, 0, &spec, &r);
+	held = node_free_kb(0);
+	ASSERT_GE(before - held, (long long)(EXIT_PAGES * PG >> 10) - EXIT_SLACK_KB)
+		TH_LOG("the child's memory is not on node 0: %lld KiB taken",
+		       before - held);
+	sleep(1);
+	ASSERT_EQ(0, snap_read(x, &s));
+	scans0 = snap_u64(_metadata, &s, "abit_scans");
+	sleep(1);
+	/*
+	 * Scans start 100 ms apart: if none ended in this second, the one
+	 * under way started before it and is in the child.
+	 */
+	ASSERT_EQ(0, snap_read(x, &s));
+	ASSERT_EQ(scans0, snap_u64(_metadata, &s, "abit_scans"))
+		TH_LOG("a scan ended within 1 s: the pace does not hold it");
+	kid_stop(&x->kids[0], true, NULL);
+	t0 = now_ms();
+	deadline = t0 + 5000;
+	do {
+		now = node_free_kb(0);
+	} while (now < before - EXIT_SLACK_KB && poll_again(deadline));
+	TH_LOG("node 0 free: %lld KiB before, %lld with the child, %lld %lld ms after its exit",
+	       before, held, now, now_ms() - t0);
+	EXPECT_GE(now, before - EXIT_SLACK_KB)
+		TH_LOG("the exited child's memory is still held");
+}
+
 /* Ring counters grew on both CPUs? */
 static bool rings_grew(const struct rings *a, const struct rings *b,
 		       int cpu0, int cpu1)
