@@ -12,10 +12,8 @@ for n in /sys/devices/system/node/node[0-9]*; do
 	echo "${n##*/}: cpus '$(cat "$n/cpulist")' $(grep MemTotal "$n/meminfo" | awk '{print $4, $5}')"
 done
 
-say "Tunables in /sys/kernel/mm/htmm/"
-for f in /sys/kernel/mm/htmm/*; do
-	printf '%-32s %s\n' "${f##*/}" "$(cat "$f")"
-done
+say "Tunables in /sys/kernel/mm/htmm/: htmm tune --show"
+/htmm/bin/htmm tune --show
 
 say "A bad value is rejected and changes nothing"
 echo 0 > /sys/kernel/mm/htmm/htmm_sample_period ||
@@ -63,7 +61,12 @@ rmdir $CG
 say "Tiering WITH htmm: htmm run --sampler abit --budget 0=256M --record FILE -- converge ..."
 # The record also goes out on the results port: the host plots it.
 REC=/tmp/demo-record.csv
+STATUS_AT=${DEMO_STATUS_AT:-10}
+(sleep "$STATUS_AT" && /htmm/bin/htmm status > /tmp/demo-status.txt 2>&1) &
 tiering_run /htmm/bin/htmm run --sampler abit --budget 0=256M --record $REC --
+wait
+say "htmm status, taken ${STATUS_AT} s into that run"
+cat /tmp/demo-status.txt
 say "htmm report $REC"
 /htmm/bin/htmm report $REC
 [ -c /dev/ttyS1 ] && cat $REC > /dev/ttyS1

@@ -134,8 +134,10 @@ static void hot_figures(const struct hm_table *t, struct hm_report *r)
 	double pct, pages, ti;
 
 	r->hot_first_t = -1;
-	for (k = 0; k < 3; k++)
+	for (k = 0; k < 3; k++) {
 		r->t_hot[k] = -1;
+		r->t_hot_stay[k] = -1;
+	}
 	r->have_hot = hot_cols(t, &thr, &queue, hist);
 	for (i = 0; r->have_hot && i < t->nrows; i++) {
 		pct = hm_hot_fast_pct(t, i, &pages);
@@ -144,9 +146,14 @@ static void hot_figures(const struct hm_table *t, struct hm_report *r)
 		ti = cell(t, i, tc) - cell(t, 0, tc);
 		if (!r->hot_rows++)
 			r->hot_first_t = ti;
-		for (k = 0; k < 3; k++)
+		for (k = 0; k < 3; k++) {
 			if (r->t_hot[k] < 0 && pct >= hm_report_pct[k])
 				r->t_hot[k] = ti;
+			if (pct < hm_report_pct[k])
+				r->t_hot_stay[k] = -1;
+			else if (r->t_hot_stay[k] < 0)
+				r->t_hot_stay[k] = ti;
+		}
 		r->hot_last_t = ti;
 		r->hot_last_pct = pct;
 		r->hot_last_pages = pages;

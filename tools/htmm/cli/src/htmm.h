@@ -246,6 +246,7 @@ struct hm_report {
 	int hot_rows;			/* rows where it is defined */
 	double hot_first_t;		/* first such row; < 0: none */
 	double t_hot[3];		/* 50, 90, 95 %; < 0: not reached */
+	double t_hot_stay[3];		/* from then on at or above; < 0: not */
 	double hot_last_t, hot_last_pct, hot_last_pages; /* last such row */
 	bool have_fast;			/* resident_fast: all data */
 	double fast_first, fast_peak, fast_peak_t, fast_final;

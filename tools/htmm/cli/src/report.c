@@ -16,8 +16,9 @@ static const char report_usage[] =
 "\n"
 "Summarise a record (htmm record, run --record):\n"
 "  - t50/t90/t95: seconds from the first row to the first row where the\n"
-"    hot set in the fast tier, hot_fast_pct, reaches 50/90/95%, and its\n"
-"    last value.  An estimate from the kernel's own classification, per\n"
+"    hot set in the fast tier, hot_fast_pct, reaches 50/90/95%, to the\n"
+"    first row from which it stays there to the end, and its last value.\n"
+"    An estimate from the kernel's own classification, per\n"
 "    row: hot set = sum of hist_<B> for B >= hot_threshold (4 KiB pages),\n"
 "    hot_fast_pct = 100 * (1 - min(1, promotion_queue_hot_pages / hot set));\n"
 "    undefined (skipped) while hot_threshold is none or the hot set empty.\n"
@@ -64,6 +65,7 @@ static void print_hot(const struct hm_report *r)
 		printf("  no hot set in the record (hot_threshold none or no hot pages)\n");
 		return;
 	}
+	put_times("  at or above it from then on", r->t_hot_stay);
 	/* Rounded down: 100.0% only when nothing is queued. */
 	printf("  first hot set at %.1f s; last %.1f%% of a %.1f MiB hot set in the fast tier at %.1f s (%d of %d rows with a hot set)\n",
 	       r->hot_first_t, floor(r->hot_last_pct * 10) / 10,

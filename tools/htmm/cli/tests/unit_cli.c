@@ -308,6 +308,7 @@ static void test_record_cmd(void)
 	       "report of a record: residency");
 	expect(root, ARGV("report", csv), 0,
 	       "hot set in the fast tier (estimate): t50 0.0 s, t90 0.0 s, t95 0.0 s\n"
+	       "  at or above it from then on: t50 0.0 s, t90 0.0 s, t95 0.0 s\n"
 	       "  first hot set at 0.0 s; last 99.9% of a 15.7 MiB hot set",
 	       "report of a record: hot set (4010 pages, 2 queued)");
 	snprintf(png, sizeof(png), "%s/r.png", tmp);

@@ -509,6 +509,10 @@ static void test_report_hot(void)
 	check(ok && r.t_hot[0] == 5 && r.t_hot[1] == 7 && r.t_hot[2] == 9,
 	      "report hot: t50 5 s, t90 7 s, t95 9 s of the hot set (got %g %g %g)",
 	      r.t_hot[0], r.t_hot[1], r.t_hot[2]);
+	check(ok && r.t_hot_stay[0] == 12 && r.t_hot_stay[1] == 12 &&
+	      r.t_hot_stay[2] == 12,
+	      "report hot: lost at 11 s, so it stays from 12 s (got %g %g %g)",
+	      r.t_hot_stay[0], r.t_hot_stay[1], r.t_hot_stay[2]);
 	check(ok && r.hot_first_t == 3 && r.hot_rows == 9,
 	      "report hot: none and empty hot set rows skipped (first %g, %d rows)",
 	      r.hot_first_t, r.hot_rows);
@@ -526,6 +530,7 @@ static void test_report_hot(void)
 	csv = hot_csv(hot_rows, 6);		/* up to 50% at 5 s */
 	ok = !hm_table_parse(csv, &t) && !hm_report_compute(&t, &r);
 	check(ok && r.t_hot[0] == 5 && r.t_hot[1] < 0 && r.t_hot[2] < 0 &&
+	      r.t_hot_stay[0] == 5 && r.t_hot_stay[2] < 0 &&
 	      r.hot_last_pct == 50,
 	      "report hot: 90%% and 95%% never reached");
 	hm_table_free(&t);
