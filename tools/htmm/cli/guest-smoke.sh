@@ -24,7 +24,7 @@ trap 'rm -rf "$T"' EXIT
 
 N=0
 FAIL=0
-echo "1..26"
+echo "1..27"
 pass() { N=$((N + 1)); echo "ok $N - htmm $1"; }
 fail() {
 	N=$((N + 1))
@@ -148,7 +148,7 @@ CHK=1
 check "run refuses an unknown node" "exit $rc"
 same_state "a refused run leaves nothing behind"
 
-# 13-18: attach to a running process, in a cgroup of the operator's.
+# 13-19: attach to a running process, in a cgroup of the operator's.
 ACG=htmm-smoke-att.$$
 A=/sys/fs/cgroup/$ACG
 NOBODY="$B/asuser 65534 65534"
@@ -173,6 +173,13 @@ wait_in $wpid $A && [ "$(cat $A/memory.htmm_enabled)" = enabled ] &&
 	[ "$(cat $TUN/htmm_cooling_period)" = 500000 ] && CHK=0
 check "attach moves the process in, enables htmm, sets budget and tunable" \
 	"procs $(tr '\n' ' ' < $A/cgroup.procs), $(cat $A/memory.htmm_enabled), max_at_node0 $(cat $A/memory.max_at_node0)"
+# A record of the operator's cgroup beside it, JSON Lines, with kswapd0.
+"$HT" record --cgroup $ACG -n 3 -i 200 --kthread kswapd0 -o "$T/rc.jsonl" \
+	> /dev/null 2> "$T/err"
+rc=$?
+CHK=1
+[ "$rc" = 0 ] && [ "$(grep -c '^{"time":.*"resident_node0":.*"kswapd0_cpu_ms":' "$T/rc.jsonl")" = 3 ] && CHK=0
+check "record --cgroup writes 3 JSON rows, with a --kthread column" "exit $rc, $(wc -l < "$T/rc.jsonl") lines"
 wait $apid
 rc=$?
 CHK=1
@@ -212,7 +219,7 @@ wait $spid 2> /dev/null
 rmdir $A
 same_state "attach restores the tunables"
 
-# 19-21: unprivileged users may look but not change.
+# 20-22: unprivileged users may look but not change.
 $NOBODY "$HT" run -- true > "$T/out" 2> "$T/err"
 rc=$?
 CHK=1
@@ -225,7 +232,7 @@ CHK=1
 check "status works for an unprivileged user" "exit $rc"
 same_state "an unprivileged user changed nothing"
 
-# 22: status --watch refreshes until SIGINT.  Waits for 3 screens (at
+# 23: status --watch refreshes until SIGINT.  Waits for 3 screens (at
 # most 20 s); each starts with the clear-screen sequence.
 "$HT" status --watch 1 > "$T/watch" 2> "$T/err" &
 spid=$!
@@ -245,7 +252,7 @@ CHK=1
 	[ "$(grep -c "^0 .* fast " "$T/watch")" -ge 3 ] && CHK=0
 check "status --watch refreshes the screen, ends on SIGINT" "exit $rc, $screens screens"
 
-# 23-24: tune --preset memtis puts back a changed default.
+# 24-25: tune --preset memtis puts back a changed default.
 "$HT" tune --set htmm_cooling_period=333333 > "$T/out" 2> "$T/err"
 "$HT" tune --preset memtis > "$T/out" 2> "$T/err"
 rc=$?
@@ -261,7 +268,7 @@ sets=$(sed -n 's/^\([a-z_]*\): \(.*\) -> .*/--set \1=\2/p' "$T/out")
 "$HT" tune --set htmm_cooling_period="$(grep '^htmm_cooling_period ' "$T/state0" | cut -d' ' -f2)" > /dev/null
 same_state "tune --set puts the preset's changes back"
 
-# 25-26: tune --from-tierbench on a tierbench run of this VM.  Under TCG
+# 26-27: tune --from-tierbench on a tierbench run of this VM.  Under TCG
 # both nodes run at one speed, so which is faster is chance: the tool
 # must write the lowest and the highest node latency when they differ,
 # and refuse, changing nothing, when they do not.
