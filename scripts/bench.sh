@@ -3,6 +3,12 @@
 #
 # Benchmarks in the two-tier guest, on the demo kernel.
 #   scripts/bench.sh sampling   ingestion cost, ksamplingd CPU, abit scan cost
+#   scripts/bench.sh model      the QEMU plugin's modelled time and cost: a
+#                               pointer chase of 64 MiB on node 0, then on
+#                               node 1, under plain TCG, the plugin, and
+#                               the plugin with emulated PEBS (MODEL_MODES,
+#                               default "plain plugin pebs"; RUNS, default
+#                               3; SECONDS_PER_RUN, default 10)
 #   scripts/bench.sh scale      htmm's own cost against the number of
 #                               enabled cgroups (SCALE_CGROUPS, default
 #                               1 4 16 64) and the size of the fast node
@@ -63,12 +69,12 @@ run_id() {
 
 what=${1:-sampling}
 case "$what" in
-sampling|tiering|scale|tenants) ;;
+sampling|tiering|scale|tenants|model) ;;
 table)
 	d=$HTMM_TOP/bench/results/tiering/${2:-$(kernel_id)}
 	[ -d "$d" ] || die "no results in $d"
 	exec python3 "$HTMM_TOP/scripts/bench-table.py" "$d" ;;
-*) die "unknown benchmark '$what' (sampling, tiering, scale, tenants or table)" ;;
+*) die "unknown benchmark '$what' (sampling, tiering, scale, tenants, model or table)" ;;
 esac
 need_packages "${BUILD_PACKAGES[@]}"
 "$HTMM_TOP/scripts/build-kernel.sh" demo >&2
@@ -117,6 +123,40 @@ fi
 
 runs=${RUNS:-3}
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive number"
+if [ "$what" = model ]; then
+	so=$("$HTMM_TOP/scripts/build-plugin.sh")
+	secs=${SECONDS_PER_RUN:-10}
+	split=$((${FAST_MB:-512} << 20)),slow=$((${SLOW_MB:-2048} << 20))
+	for r in $(seq 1 "$runs"); do
+		for mode in ${MODEL_MODES:-plain plugin pebs}; do
+			for node in 0 1; do
+				note "model: $mode, node $node, run $r of $runs"
+				log=$BUILD/logs/bench-model
+				sock=$(mktemp -u /tmp/htmm-epebs.XXXXXX)
+				extra=()
+				case "$mode" in
+				plugin) extra=(--plugin "$so,split=$split,out=$log.plugin") ;;
+				pebs) extra=(--plugin "$so,split=$split,out=$log.plugin,pebs=$sock"
+					     --pebs "$sock") ;;
+				esac
+				rm -f "$log.plugin"
+				rc=0
+				"$HTMM_TOP/scripts/run-vm.sh" --kernel "$kernel" "${extra[@]}" \
+					--initrd "$BUILD/initramfs.cpio" \
+					--append "guest_job=bench-model bench_node=$node bench_seconds=$secs htmm=on quiet" \
+					--console "$log.console" --results "$log.txt" \
+					--timeout 900 > /dev/null || rc=$?
+				[ "$rc" = 0 ] || warn "guest of $mode node $node exited with $rc"
+				{ echo "# bench model, kernel $kid, $(date -u +%FT%TZ), mode $mode, guest exit $rc"
+				  tr -d '\r' < "$log.txt"
+				  sed 's/^/plugin /' "$log.plugin" 2>/dev/null; } \
+					> "$results/$mode-n$node-$(run_id).txt"
+			done
+		done
+	done
+	note "results: ${results#"$HTMM_TOP"/}"
+	exec python3 "$HTMM_TOP/scripts/bench-model-table.py" "$results"
+fi
 if [ "$what" = tenants ]; then
 	for r in $(seq 1 "$runs"); do
 		note "tenants: run $r of $runs"
@@ -146,10 +186,17 @@ keep() {
 	{ echo "# bench tiering, kernel $kid, $(date -u +%FT%TZ)"
 	  cat "$out/$1"; } > "$results/$2"
 }
-# $1 scenario, $2 config, $3 file stem, $4 seconds, $5... run-vm.sh options
+# $1 scenario, $2 config, $3 file stem, $4 seconds, $5... run-vm.sh options;
+# the htmm-epebs configurations run under the plugin with emulated PEBS.
 boot() {
-	local sc=$1 c=$2 stem=$3 s=$4
+	local sc=$1 c=$2 stem=$3 s=$4 sock
 	shift 4
+	case "$c" in
+	htmm-epebs*)
+		sock=$(mktemp -u /tmp/htmm-epebs.XXXXXX)
+		set -- "$@" --pebs "$sock" --plugin \
+			"$("$HTMM_TOP/scripts/build-plugin.sh"),split=$((${FAST_MB:-512} << 20)),slow=$((${SLOW_MB:-2048} << 20)),out=$out/$stem.epebs,pebs=$sock" ;;
+	esac
 	"$HTMM_TOP/scripts/run-vm.sh" --kernel "$kernel" "$@" \
 		--initrd "$BUILD/initramfs.cpio" \
 		--append "guest_job=bench-tiering bench_scenario=$sc bench_config=$c bench_seconds=$s htmm=on quiet" \
@@ -186,6 +233,8 @@ for r in $(seq 1 "$runs"); do
 			st=$(stem_of "$sc" "$c")
 			boot "$sc" "$c" "$st-$r" "$(secs_of "$sc")"
 			keep "$st-$r.txt" "$st-$(run_id).txt"
+			# Under the plugin already: its counts are ground truth.
+			keep "$st-$r.epebs" "$st-gt$(run_id).plugin"
 		done
 	done
 done
@@ -198,6 +247,7 @@ if [ "$gt_runs" -gt 0 ]; then
 	for r in $(seq 1 "$gt_runs"); do
 		for sc in ${PLUGIN_SCENARIOS:-converge}; do
 			for c in $(configs_of "$sc"); do
+				case "$c" in htmm-epebs*) continue ;; esac
 				st=$(stem_of "$sc" "$c")-gt$r
 				note "tiering ground truth: $sc, $c, run $r of $gt_runs"
 				boot "$sc" "$c" "$st" "$gt_secs" \

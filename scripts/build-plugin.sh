@@ -45,6 +45,6 @@ if [ ! -f "$hdrdir/qemu-plugin.h" ]; then
 fi
 if [ ! -f "$out" ] || [ "$src" -nt "$out" ]; then
 	mkdir -p "$(dirname "$out")"
-	gcc -shared -fPIC -O2 -Wall -Wextra -Werror -I"$hdrdir" -o "$out" "$src"
+	gcc -shared -fPIC -O2 -Wall -Wextra -Werror -pthread -I"$hdrdir" -o "$out" "$src"
 fi
 echo "$out"

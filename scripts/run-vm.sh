@@ -14,11 +14,14 @@
 #   --results FILE           second serial port (ttyS1) to FILE
 #   --timeout SEC            kill the guest after SEC seconds (exit 124)
 #   --plugin SPEC            load a TCG plugin: "file.so,arg=value,..."
+#   --pebs SOCKET            a virtio-serial port "htmm.epebs" whose chardev
+#                            connects to the Unix socket SOCKET, where the
+#                            plugin's emulated PEBS listens (pebs=SOCKET)
 #   --interactive            console on this terminal (Ctrl-A X quits)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-kernel= initrd= append= console= results= timeout=0 interactive=0 plugin=
+kernel= initrd= append= console= results= timeout=0 interactive=0 plugin= pebs=
 fast=${FAST_MB:-512} slow=${SLOW_MB:-2048} cpus=2
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -32,6 +35,7 @@ while [ $# -gt 0 ]; do
 	--results) results=$2; shift ;;
 	--timeout) timeout=$2; shift ;;
 	--plugin) plugin=$2; shift ;;
+	--pebs) pebs=$2; shift ;;
 	--interactive) interactive=1 ;;
 	*) die "run-vm.sh: unknown option $1" ;;
 	esac
@@ -60,6 +64,10 @@ args=(
 	-no-reboot -display none -nodefaults
 )
 [ -n "$plugin" ] && args+=(-plugin "$plugin")
+# The plugin listens from its start on; the chardev retries each second.
+[ -n "$pebs" ] && args+=(-device virtio-serial-pci
+	-chardev "socket,id=epebs,path=$pebs,reconnect=1"
+	-device virtserialport,chardev=epebs,name=htmm.epebs)
 if [ "$interactive" = 1 ]; then
 	exec qemu-system-x86_64 "${args[@]}" -serial mon:stdio
 fi

@@ -76,10 +76,32 @@ soakrc=$?
 echo "# soak guest ran $(( $(date +%s) - vmstart )) s"
 grep -a "^soak: " "$LOGS/results-soak.log" 2>/dev/null
 
+# Emulated PEBS: the same kernel under the QEMU plugin, whose samples
+# reach the guest's relay through a virtio port (scripts/guest/epebs.sh).
+vmstart=$(date +%s)
+epebsrc=1
+rm -f "$LOGS/epebs.plugin"
+if so=$("$HTMM_TOP/scripts/build-plugin.sh" 2> "$LOGS/plugin-build.log"); then
+	sock=$(mktemp -u /tmp/htmm-epebs.XXXXXX)
+	"$HTMM_TOP/scripts/run-vm.sh" --fast "$TEST_FAST_MB" --kernel "$BUILD/kernel-debug/arch/x86/boot/bzImage" \
+		--initrd "$initrd" --append "guest_job=epebs page_owner=on htmm=on kunit.enable=0" \
+		--plugin "$so,split=$((TEST_FAST_MB << 20)),slow=$((${SLOW_MB:-2048} << 20)),out=$LOGS/epebs.plugin,pebs=$sock" \
+		--pebs "$sock" \
+		--console "$LOGS/console-epebs.log" --results "$LOGS/results-epebs.log" \
+		--timeout 900 > /dev/null
+	epebsrc=$?
+else
+	cat "$LOGS/plugin-build.log"
+fi
+echo "# emulated-PEBS guest ran $(( $(date +%s) - vmstart )) s"
+sed 's/^/# plugin: /' "$LOGS/epebs.plugin" 2>/dev/null
+
 python3 "$HTMM_TOP/scripts/parse-results.py" "${hosts[@]}" \
 	--console "$LOGS/console.log" --results "$LOGS/results.log" \
 	--kunit htmm_core --expect "$expect" --qemu-rc "$qrc" \
 	--extra-boot htmm-off "$LOGS/console-off.log" "$LOGS/results-off.log" \
 		htmm_off_test "$offrc" \
 	--extra-boot soak "$LOGS/console-soak.log" "$LOGS/results-soak.log" \
-		htmm_soak "$soakrc"
+		htmm_soak "$soakrc" \
+	--extra-boot epebs "$LOGS/console-epebs.log" "$LOGS/results-epebs.log" \
+		htmm_epebs "$epebsrc"

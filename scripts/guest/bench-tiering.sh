@@ -8,9 +8,12 @@
 #                             htmm's budget is 64 MiB
 #                  uniform    the converge scenario with huge pages
 #   bench_config=none|autonuma|damon|htmm-abit|htmm-inject|ceiling
-#                |htmm-split|htmm-nosplit
+#                |htmm-split|htmm-nosplit|htmm-epebs|htmm-epebs-nosplit
 #   (ceiling: no migration, the hot region starts in the fast tier;
-#    htmm-split/-nosplit: injected samples, htmm_mode 2 or 1)
+#    htmm-split/-nosplit: injected samples, htmm_mode 2 or 1;
+#    htmm-epebs/-nosplit: the samples of the QEMU plugin's emulated PEBS,
+#    through epebs_relay, htmm_mode 2 or 1; the host boots these under
+#    the plugin, scripts/run-vm.sh --pebs)
 #   bench_seconds=N (default 60)  bench_budget=SIZE (memory.max_at_node0)
 #   bench_inject=RATE (samples a second, default 40000)
 # With injected samples the cooling period is 200000 samples, 5 s at the
@@ -101,15 +104,20 @@ damon)
 	echo 2 > $D/nr_kdamonds
 	damon_kdamond 0 1 migrate_hot 0
 	damon_kdamond 1 0 migrate_cold 1 ;;
-htmm-abit|htmm-inject|htmm-split|htmm-nosplit)
-	if [ "$config" = htmm-abit ]; then
-		echo abit > $H/htmm_sampler
-	else
+htmm-abit|htmm-inject|htmm-split|htmm-nosplit|htmm-epebs|htmm-epebs-nosplit)
+	case "$config" in
+	htmm-abit) echo abit > $H/htmm_sampler ;;
+	htmm-epebs*)
 		echo inject > $H/htmm_sampler
 		echo 200000 > $H/htmm_cooling_period
-		inject="--inject ${bench_inject:-40000}"
-	fi
-	[ "$config" = htmm-nosplit ] && echo 1 > $H/htmm_mode
+		/htmm/bin/epebs_relay > /tmp/relay.out 2>&1 &
+		relay=$! ;;
+	*)
+		echo inject > $H/htmm_sampler
+		echo 200000 > $H/htmm_cooling_period
+		inject="--inject ${bench_inject:-40000}" ;;
+	esac
+	case "$config" in *nosplit) echo 1 > $H/htmm_mode ;; esac
 	echo "$budget" > $CG/memory.max_at_node0
 	echo enabled > $CG/memory.htmm_enabled ;;
 *) echo "bench: unknown configuration $config"; exit 1 ;;
@@ -120,6 +128,11 @@ rec_start bench --kthread kdamond.0 --kthread kdamond.1 \
 	--kthread kswapd0 --kthread kswapd1
 sh -c "echo \$\$ > $CG/cgroup.procs && exec /htmm/bin/converge --cold $cold --hot $hot $work --seconds $seconds $inject $extra"
 rec_stop
+if [ -n "${relay:-}" ]; then
+	kill -TERM "$relay"
+	wait "$relay"
+	sed 's/^/bench /' /tmp/relay.out
+fi
 echo "bench kthread_ms $(rec_ms 'ksamplingd|kmigraterd|kdamond' 0)"
 echo "bench kswapd_ms $(rec_ms kswapd 0)"
 echo "bench record_rows $(($(wc -l < $REC) - 1))"
