@@ -31,7 +31,8 @@
 #                               evenly), both under no migration, NUMA
 #                               balancing, DAMON and htmm with and
 #                               without splitting
-# tiering: SCENARIOS (converge skewed uniform); RUNS (3) runs per
+# tiering: SCENARIOS (converge skewed uniform); BENCH_BUDGET (htmm's fast
+# budget, memory.max_at_node0, instead of the scenario's); RUNS (3) runs per
 # configuration, one fresh guest each; CONFIGS to pick configurations of
 # the converge scenario (plus "ceiling": the hot region placed in the fast
 # tier from the start), SKEWED_CONFIGS and UNIFORM_CONFIGS those of the
@@ -149,7 +150,7 @@ if [ "$what" = model ]; then
 				[ "$rc" = 0 ] || warn "guest of $mode node $node exited with $rc"
 				{ echo "# bench model, kernel $kid, $(date -u +%FT%TZ), mode $mode, guest exit $rc"
 				  tr -d '\r' < "$log.txt"
-				  sed 's/^/plugin /' "$log.plugin" 2>/dev/null; } \
+				  if [ -f "$log.plugin" ]; then sed 's/^/plugin /' "$log.plugin"; fi; } \
 					> "$results/$mode-n$node-$(run_id).txt"
 			done
 		done
@@ -199,7 +200,7 @@ boot() {
 	esac
 	"$HTMM_TOP/scripts/run-vm.sh" --kernel "$kernel" "$@" \
 		--initrd "$BUILD/initramfs.cpio" \
-		--append "guest_job=bench-tiering bench_scenario=$sc bench_config=$c bench_seconds=$s htmm=on quiet" \
+		--append "guest_job=bench-tiering bench_scenario=$sc bench_config=$c bench_seconds=$s${BENCH_BUDGET:+ bench_budget=$BENCH_BUDGET} htmm=on quiet" \
 		--console "$out/$stem.console" --results "$out/$stem.txt" \
 		--timeout $((s * 4 + 300)) > /dev/null ||
 		warn "guest for $stem exited with $?"
@@ -215,7 +216,8 @@ configs_of() {
 }
 # File name stem: the converge scenario's runs are plain <config>.
 stem_of() {
-	if [ "$1" = converge ]; then echo "$2"; else echo "$1.$2"; fi
+	local b=${BENCH_BUDGET:+-b$BENCH_BUDGET}
+	if [ "$1" = converge ]; then echo "$2$b"; else echo "$1.$2$b"; fi
 }
 scenarios=${SCENARIOS:-converge skewed uniform}
 thp_secs=${THP_SECONDS:-40}
