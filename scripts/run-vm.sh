@@ -15,8 +15,8 @@
 #   --timeout SEC            kill the guest after SEC seconds (exit 124)
 #   --plugin SPEC            load a TCG plugin: "file.so,arg=value,..."
 #   --pebs SOCKET            a virtio-serial port "htmm.epebs" whose chardev
-#                            connects to the Unix socket SOCKET, where the
-#                            plugin's emulated PEBS listens (pebs=SOCKET)
+#                            listens on the Unix socket SOCKET, where the
+#                            plugin's emulated PEBS connects (pebs=SOCKET)
 #   --interactive            console on this terminal (Ctrl-A X quits)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -64,9 +64,9 @@ args=(
 	-no-reboot -display none -nodefaults
 )
 [ -n "$plugin" ] && args+=(-plugin "$plugin")
-# The plugin listens from its start on; the chardev retries each second.
+# QEMU listens; the plugin connects once the socket is there.
 [ -n "$pebs" ] && args+=(-device virtio-serial-pci
-	-chardev "socket,id=epebs,path=$pebs,reconnect=1"
+	-chardev "socket,id=epebs,path=$pebs,server=on,wait=off"
 	-device virtserialport,chardev=epebs,name=htmm.epebs)
 if [ "$interactive" = 1 ]; then
 	exec qemu-system-x86_64 "${args[@]}" -serial mon:stdio

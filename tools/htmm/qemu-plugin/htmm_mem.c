@@ -35,9 +35,9 @@
  * gpa_of() undoes both, given node 1's size (slow=BYTES); the guest test
  * (scripts/guest/epebs.sh) checks the result against /proc/self/pagemap.
  *
- * Emulated PEBS (pebs=SOCKET): the plugin listens on the Unix socket
- * SOCKET, where QEMU's chardev of a virtio-serial port connects
- * (scripts/run-vm.sh --pebs).  Each vCPU counts its cache-missing loads
+ * Emulated PEBS (pebs=SOCKET): the plugin connects to the Unix socket
+ * SOCKET, where QEMU's chardev of a virtio-serial port listens
+ * (scripts/run-vm.sh --pebs), retrying until QEMU has created it.  Each vCPU counts its cache-missing loads
  * and all its stores; every load_period-th such load (default 199) and
  * every store_period-th store (default 100007) becomes a sample: its
  * guest physical address and kind (load-fast, load-slow by the node that
@@ -119,7 +119,6 @@ static int win_state;	/* 0: not opened, 1: open, 2: closed */
 static int pebs_on, pebs_live;
 static uint64_t load_period = 199, store_period = 100007;
 static char *pebs_path;
-static int listen_fd = -1;
 static int conn_fd = -1;	/* under ring_lock */
 static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ring_cond = PTHREAD_COND_INITIALIZER;
@@ -406,7 +405,24 @@ static void reader_line(const char *line)
 	}
 }
 
-/* The reader: accepts QEMU's connection and reads the guest's lines. */
+/* Connect to QEMU's chardev socket; retry every 50 ms until it is there. */
+static int connect_qemu(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	strcpy(sa.sun_path, pebs_path);
+	for (;;) {
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && !connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+			return fd;
+		if (fd >= 0)
+			close(fd);
+		usleep(50000);
+	}
+}
+
+/* The reader: connects to QEMU and reads the guest's lines. */
 static void *reader_fn(void *arg)
 {
 	char buf[4096], line[256];
@@ -416,9 +432,7 @@ static void *reader_fn(void *arg)
 
 	(void)arg;
 	for (;;) {
-		fd = accept(listen_fd, NULL, NULL);
-		if (fd < 0)
-			continue;
+		fd = connect_qemu();
 		pthread_mutex_lock(&ring_lock);
 		conn_fd = fd;
 		pthread_mutex_unlock(&ring_lock);
@@ -443,19 +457,11 @@ static void *reader_fn(void *arg)
 
 static int pebs_start(void)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa;
 	pthread_t t;
 
 	if (strlen(pebs_path) >= sizeof(sa.sun_path)) {
 		fprintf(stderr, "htmm_mem: socket path too long\n");
-		return -1;
-	}
-	strcpy(sa.sun_path, pebs_path);
-	unlink(pebs_path);
-	listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (listen_fd < 0 || bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    listen(listen_fd, 1)) {
-		perror("htmm_mem: pebs socket");
 		return -1;
 	}
 	if (pthread_create(&t, NULL, reader_fn, NULL) ||
@@ -496,8 +502,6 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 
 	(void)id;
 	(void)udata;
-	if (pebs_path)
-		unlink(pebs_path);
 	if (!out_path)
 		return;
 	f = fopen(out_path, "w");
