@@ -23,10 +23,10 @@ kernel-debug:		## build the debug (test) kernel only
 vm:			## interactive shell in the two-tier guest
 	scripts/vm.sh
 
-patches:		## export a git-am series with a cover letter to build/series
+patches:		## export the git-am series to build/series/patches, its cover letter apart
 	scripts/export-series.sh
 
-check-series:		## export the series and build each step of it
+check-series:		## export, git am onto pristine, compare, kernel-doc, get_maintainer, build each step
 	scripts/export-series.sh --check
 
 check-configs:		## build THP=n, HTMM=n and distro-like kernels; test the last (slow, not in CI)

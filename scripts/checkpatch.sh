@@ -17,14 +17,15 @@ tap=0
 # The exported series: our hook patches together with the new files, as a
 # reviewer receives them (commit messages, MAINTAINERS, Kconfig help).
 "$HTMM_TOP/scripts/export-series.sh" > /dev/null || die "exporting the series failed"
-mapfile -t patches < <(ls "$BUILD"/series/0*.patch | grep -v 0000-cover-letter)
+mapfile -t patches < <(ls "$BUILD"/series/patches/*.patch)
 mapfile -t files < <(cd "$HTMM_TOP" && ls mm/htmm/*.[ch] include/linux/htmm.h \
 	include/trace/events/htmm.h tools/htmm/*.c tools/htmm/policy/*.c \
 	tools/testing/selftests/htmm/*.[ch] 2>/dev/null)
 # The htmm command is userspace: it has no u64, no __printf or __noreturn,
 # must mark what a signal handler shares volatile, and prints its long
 # messages with printf, which checkpatch does not exempt as it does pr_*().
-mapfile -t ufiles < <(cd "$HTMM_TOP" && ls tools/htmm/cli/src/*.[ch] tools/htmm/cli/tests/*.c 2>/dev/null)
+mapfile -t ufiles < <(cd "$HTMM_TOP" && ls tools/htmm/cli/src/*.[ch] tools/htmm/cli/tests/*.c \
+	tools/htmm/workloads/*.[ch] 2>/dev/null)
 uopts=(--ignore PREFER_KERNEL_TYPES,VOLATILE,PREFER_DEFINED_ATTRIBUTE_MACRO,LONG_LINE_STRING)
 opts=(--strict --quiet --no-summary --show-types --root="$SRC")
 n=0 bad=0
@@ -62,7 +63,7 @@ check() {
 for p in "${patches[@]}"; do check "series/${p##*/}" --ignore FILE_PATH_CHANGES "$p"; done
 n=$((n + 1))
 missing=$(cd "$HTMM_TOP" && for f in $(overlay_paths); do
-		grep -q "^+F:	$f" "$BUILD"/series/0*.patch || echo "$f"
+		grep -q "^+F:	$f" "$BUILD"/series/patches/*.patch || echo "$f"
 	done)
 if [ -z "$missing" ]; then
 	[ $tap = 1 ] && echo "ok $n MAINTAINERS covers every new path"
