@@ -22,6 +22,15 @@
 #                               overcommit it: each tenant's time to 95%
 #                               of its hot data that fits (RUNS, default 3,
 #                               guests; see scripts/guest/bench-tenants.sh)
+#   scripts/bench.sh workloads [--quick]
+#                               real programs (tools/htmm/workloads/:
+#                               YCSB on Redis, an XSBench-style lookup
+#                               kernel, Graph500 BFS, SQLite B-tree
+#                               lookups, liblinear, PageRank) at fast:slow
+#                               ratios 1:R under every configuration, each
+#                               run a guest under the QEMU plugin, whose
+#                               modelled time is the performance figure
+#                               (see the section below)
 #   scripts/bench.sh tiering    tiering scenarios side by side (see
 #                               scripts/guest/bench-tiering.sh): converge
 #                               under no migration, NUMA-balancing tiering,
@@ -70,16 +79,24 @@ run_id() {
 
 what=${1:-sampling}
 case "$what" in
-sampling|tiering|scale|tenants|model) ;;
+sampling|tiering|scale|tenants|model|workloads) ;;
+workloads-table)
+	d=$HTMM_TOP/bench/results/workloads/${2:-$(kernel_id)}
+	[ -d "$d" ] || die "no results in $d"
+	exec python3 "$HTMM_TOP/scripts/bench-workloads-table.py" "$d" ;;
 table)
 	d=$HTMM_TOP/bench/results/tiering/${2:-$(kernel_id)}
 	[ -d "$d" ] || die "no results in $d"
 	exec python3 "$HTMM_TOP/scripts/bench-table.py" "$d" ;;
-*) die "unknown benchmark '$what' (sampling, tiering, scale, tenants, model or table)" ;;
+*) die "unknown benchmark '$what' (sampling, tiering, scale, tenants, model, workloads, table or workloads-table)" ;;
 esac
 need_packages "${BUILD_PACKAGES[@]}"
 "$HTMM_TOP/scripts/build-kernel.sh" demo >&2
 "$HTMM_TOP/scripts/mkinitramfs.sh" "$BUILD/initramfs.cpio" > /dev/null
+if [ "$what" = workloads ]; then
+	"$HTMM_TOP/scripts/mkinitramfs.sh" --workloads "$BUILD/workloads.cpio" > /dev/null
+	cat "$BUILD/initramfs.cpio" "$BUILD/workloads.cpio" > "$BUILD/initramfs-workloads.cpio"
+fi
 mkdir -p "$BUILD/logs"
 kernel=$BUILD/kernel-demo/arch/x86/boot/bzImage
 
@@ -122,6 +139,10 @@ if [ "$what" = scale ]; then
 	exec python3 "$HTMM_TOP/scripts/bench-scale-table.py" "$results"
 fi
 
+if [ "$what" = workloads ]; then
+	source "$HTMM_TOP/scripts/bench-workloads.sh"
+	exit
+fi
 runs=${RUNS:-3}
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive number"
 if [ "$what" = model ]; then

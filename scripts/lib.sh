@@ -76,6 +76,9 @@ need_kernel_source() {
 BUILD_PACKAGES=(build-essential flex bison bc libelf-dev libssl-dev cpio ccache
 		python3 python3-ply python3-git git busybox-static qemu-system-x86 xz-utils rsync
 		gnuplot-nox)
+# The workloads of scripts/bench.sh workloads: Debian's Redis and the
+# libraries our drivers (tools/htmm/workloads/) are written against.
+WORKLOAD_PACKAGES=(redis-server libhiredis-dev liblinear-dev libigraph-dev libsqlite3-dev)
 
 # Fast-node size of the test guests (MiB).  The debug kernel reserves much
 # of node 0 at boot (KASAN shadow, one eighth of all memory; page_ext, 96

@@ -4,17 +4,54 @@
 # Build the guest initramfs: static busybox, the guest scripts, the htmm
 # kselftests and the guest tools, all statically linked.
 #   mkinitramfs.sh OUTPUT.cpio
+#   mkinitramfs.sh --workloads OUTPUT.cpio
+# With --workloads it writes instead the archive of the workloads of
+# scripts/bench.sh workloads: Debian's redis-server and our drivers of
+# tools/htmm/workloads/, linked dynamically against Debian's libraries,
+# with the libraries they load (their ldd closure) and the dynamic loader.
+# Callers append it to the first archive (the kernel unpacks both), so
+# that the other guests do not carry it.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-out=${1:?usage: mkinitramfs.sh OUTPUT.cpio}
+workloads=0
+if [ "${1:-}" = --workloads ]; then
+	workloads=1
+	shift
+fi
+out=${1:?usage: mkinitramfs.sh [--workloads] OUTPUT.cpio}
 need_packages busybox-static cpio build-essential
+[ $workloads = 0 ] || need_packages "${WORKLOAD_PACKAGES[@]}"
 SRC=$BUILD/linux
 [ -f "$SRC/tools/testing/selftests/kselftest_harness.h" ] ||
 	die "no prepared kernel tree in $SRC (run scripts/build-kernel.sh first)"
 
+# The workloads' archive on stdout: programs under /htmm/wl and
+# /usr/bin, libraries where ldd found them, the loader at its ELF path.
+workloads_cpio() {
+	local w=$root/wl progs p
+	make -s -C "$HTMM_TOP/tools/htmm/workloads" O="$BUILD/workloads" >&2 ||
+		die "building the workloads failed"
+	mkdir -p "$w/htmm/wl" "$w/usr/bin"
+	cp "$BUILD"/workloads/* "$w/htmm/wl/"
+	cp /usr/bin/redis-server "$w/usr/bin/"
+	progs=("$w"/htmm/wl/* "$w/usr/bin/redis-server")
+	for p in $(ldd "${progs[@]}" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }
+			/^\t\/.*ld-linux/ { print $1 }' | sort -u); do
+		mkdir -p "$w$(dirname "$p")"
+		cp -L "$p" "$w$p"
+	done
+	(cd "$w" && find . -print0 | cpio -o -0 -H newc --quiet)
+}
+
 root=$(mktemp -d "$BUILD/.initramfs.XXXXXX")
 trap 'rm -rf "$root"' EXIT
+if [ $workloads = 1 ]; then
+	workloads_cpio > "$out.tmp"
+	mv "$out.tmp" "$out"
+	echo "$out"
+	exit 0
+fi
 chmod 755 "$root"
 mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,root,htmm/tests,htmm/bin,htmm/smoke}
 cp /bin/busybox "$root/bin/busybox"

@@ -101,6 +101,27 @@ fi
 echo "# emulated-PEBS guest ran $(( $(date +%s) - vmstart )) s"
 sed 's/^/# plugin: /' "$LOGS/epebs.plugin" 2>/dev/null
 
+# The workloads of scripts/bench.sh workloads, in its quick mode (small,
+# no plugin, 1:4, every configuration that needs no plugin): each runs and
+# passes its own check, and placement obeys the configuration
+# (scripts/guest/workloads-test.sh).
+vmstart=$(date +%s)
+wlrc=1
+if "$HTMM_TOP/scripts/mkinitramfs.sh" --workloads "$BUILD/workloads.cpio" \
+		>> "$LOGS/initramfs.log" 2>&1; then
+	cat "$initrd" "$BUILD/workloads.cpio" > "$BUILD/initramfs-test-workloads.cpio"
+	"$HTMM_TOP/scripts/run-vm.sh" --fast "$TEST_FAST_MB" --kernel "$BUILD/kernel-debug/arch/x86/boot/bzImage" \
+		--initrd "$BUILD/initramfs-test-workloads.cpio" \
+		--append "guest_job=workloads rootfstype=ramfs page_owner=on htmm=on kunit.enable=0" \
+		--console "$LOGS/console-workloads.log" --results "$LOGS/results-workloads.log" \
+		--timeout 1200 > /dev/null
+	wlrc=$?
+else
+	tail -20 "$LOGS/initramfs.log"
+fi
+echo "# workloads guest ran $(( $(date +%s) - vmstart )) s"
+grep -a "^# htmm-time: htmm_workloads" "$LOGS/results-workloads.log" 2>/dev/null
+
 python3 "$HTMM_TOP/scripts/parse-results.py" "${hosts[@]}" \
 	--console "$LOGS/console.log" --results "$LOGS/results.log" \
 	--kunit htmm_core --expect "$expect" --qemu-rc "$qrc" \
@@ -109,4 +130,6 @@ python3 "$HTMM_TOP/scripts/parse-results.py" "${hosts[@]}" \
 	--extra-boot soak "$LOGS/console-soak.log" "$LOGS/results-soak.log" \
 		htmm_soak "$soakrc" \
 	--extra-boot epebs "$LOGS/console-epebs.log" "$LOGS/results-epebs.log" \
-		htmm_epebs "$epebsrc"
+		htmm_epebs "$epebsrc" \
+	--extra-boot workloads "$LOGS/console-workloads.log" "$LOGS/results-workloads.log" \
+		htmm_workloads "$wlrc"

@@ -30,7 +30,7 @@ rec_start() {
 	/htmm/bin/htmm record --cgroup "$cg" --interval 1000 "$@" -o "$REC" &
 	recpid=$!
 	i=0
-	while [ "$(wc -l < "$REC" 2>/dev/null || echo 0)" -lt 2 ] && [ $i -lt 100 ]; do
+	while [ "$(wc -l 2>/dev/null < "$REC" || echo 0)" -lt 2 ] && [ $i -lt 100 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done

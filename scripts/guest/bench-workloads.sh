@@ -1,0 +1,179 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Runs in the guest: real workloads (tools/htmm/workloads/) under tiering
+# configurations, at one fast:slow ratio (scripts/bench.sh workloads).
+#   bench_workloads="redis xslookup ..."  the workloads, in order
+#   bench_configs="all-fast none ..."     the configurations, in order
+#                                         (see tiering-lib.sh)
+#   bench_ratio=R      fast:slow is 1:R: the fast budget is the footprint
+#                      / (1 + R) (default 8)
+#   bench_mb=MB        each workload's footprint (default 300)
+#   bench_work=X       each workload's amount of work (default 1)
+# Every run (workload, configuration) gets a fresh cgroup.  Except under
+# all-fast, a filler (tools/htmm/filler.c) mlocks node 0 down to the
+# budget plus node 0's high watermarks (the free memory kswapd keeps), the
+# same fast capacity for every configuration, and htmm's cgroup also gets
+# memory.max_at_node0 set to the budget.  For that capacity to be the
+# same, nothing else on node 0 may be movable: the host boots these
+# guests with rootfstype=ramfs (the initramfs's files are unevictable, not
+# tmpfs pages that demotion would move), and DAMON's schemes filter on the
+# run's cgroup.  THP is "always", as MEMTIS ran, and vm.min_free_kbytes is
+# 8 MiB: THP's recommended value (about 70 MiB here) spaces node 0's
+# watermarks about 6 MiB apart, a third of the 1:16 budget, which
+# first-touch and DAMON allocations may dip into and NUMA balancing,
+# which promotes only above the high watermark, may not.  The filler
+# starts afresh for each run, as the kernel's own allocations on node 0
+# (cgroups, page tables) add up over many runs.  Under all-fast there is
+# no filler: node 0 holds the whole footprint.  A run's figures go to the results port as
+# "bench ..." lines, ending with "bench run end"; the host turns each run
+# into one CSV file.  Output on stdout (the init sends it to ttyS1).
+export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu
+B=/htmm/bin
+W=/htmm/wl
+REC=/tmp/wl-record.csv
+. /htmm/tiering-lib.sh
+. /htmm/record-lib.sh
+ratio=${bench_ratio:-8}
+mb=${bench_mb:-300}
+work=${bench_work:-1}
+budget_kb=$((mb * 1024 / (1 + ratio)))
+fill=
+echo always > /sys/kernel/mm/transparent_hugepage/enabled
+echo 8192 > /proc/sys/vm/min_free_kbytes
+
+# Node 0's high watermarks, in KiB.
+high_kb() {
+	awk '$1 == "Node" { n = $2 } $1 == "high" && n == "0," { s += $2 }
+	     END { print s * 4 }' /proc/zoneinfo
+}
+
+start_filler() {
+	leave=$((budget_kb + $(high_kb)))
+	$B/filler --node 0 --leave-kb $leave > /tmp/filler.out 2>&1 &
+	fill=$!
+	i=0
+	until grep -q '^filler' /tmp/filler.out || [ $i -ge 3000 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "bench filler leave_kb $leave $(cat /tmp/filler.out)"
+}
+
+# Per-node anon KiB of cgroup $1: "N0 N1".
+cg_nodes() {
+	awk '$1 == "anon" { sub("N0=", "", $2); sub("N1=", "", $3);
+	     print int($2 / 1024), int($3 / 1024) }' "$1/memory.numa_stat"
+}
+
+vmstat_snap() {
+	grep -E '^(pgmigrate_success|pgpromote_success|pgdemote_kswapd|pgdemote_direct|pgdemote_khugepaged|htmm_nr_promoted|htmm_nr_demoted) ' /proc/vmstat > "$1"
+}
+
+# Start workload $1 in cgroup $2, output in /tmp/wl.out; pid in $wpid.
+start_workload() {
+	args="--mb $mb --work $work"
+	case "$1" in
+	redis)
+		rm -f /tmp/redis.sock
+		# No persistence, no TCP, one I/O thread; no jemalloc thread
+		# freeing on its own schedule; THP as the system has it.
+		sh -c "echo \$\$ > $2/cgroup.procs && exec redis-server --port 0 \
+			--unixsocket /tmp/redis.sock --unixsocketperm 700 \
+			--save '' --appendonly no --daemonize no --io-threads 1 \
+			--jemalloc-bg-thread no --disable-thp no --activedefrag no \
+			--maxmemory 0 --loglevel warning --dir /tmp \
+			--logfile /tmp/redis.log" &
+		srv=$!
+		i=0
+		until [ -S /tmp/redis.sock ] || [ $i -ge 600 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		cmd="$W/ycsb --sock /tmp/redis.sock $args" ;;
+	xslookup|graph500|btree|pagerank) cmd="$W/$1 $args" ;;
+	liblinear) cmd="$W/linear $args" ;;
+	*) echo "bench: unknown workload $1"; return 1 ;;
+	esac
+	sh -c "echo \$\$ > $2/cgroup.procs && exec $cmd" > /tmp/wl.out 2>&1 &
+	wpid=$!
+}
+
+# The workload's sync (wl.h): it writes "begin" or "end" to the FIFO
+# $WL_FIFO and stops itself; wait for word $1, then for the stop.  Ends
+# early if the workload is gone.  Returns non-zero if so.
+wl_sync() {
+	until read -t 5 word <&3; do
+		kill -0 $wpid 2> /dev/null || return 1
+	done
+	[ "$word" = "$1" ] || { echo "bench sync: got '$word', not '$1'"; return 1; }
+	until [ "$(cut -d' ' -f3 /proc/$wpid/stat 2> /dev/null)" = T ]; do
+		kill -0 $wpid 2> /dev/null || return 1
+		sleep 0.05
+	done
+}
+
+# One run: workload $1 under configuration $2.  The snapshots are taken
+# while the workload is stopped at the start and at the end of its
+# measured phase.
+run_one() {
+	[ "$2" = all-fast ] || start_filler
+	cg=/sys/fs/cgroup/wl-$1-$2
+	mkdir -p "$cg"
+	srv=
+	echo "bench run workload $1 config $2 ratio $ratio mb $mb work $work budget_kb $budget_kb"
+	tier_damon_memcg=/wl-$1-$2
+	tier_setup "$2" "$cg" "${budget_kb}K" || return 1
+	rm -f /tmp/wl.fifo
+	mkfifo /tmp/wl.fifo
+	exec 3<> /tmp/wl.fifo
+	export WL_FIFO=/tmp/wl.fifo
+	start_workload "$1" "$cg" || return 1
+	if wl_sync begin; then
+		vmstat_snap /tmp/vm0
+		echo "bench nodes_begin_kb $(cg_nodes "$cg")"
+		rec_start "$cg" --kthread kdamond.0 --kthread kdamond.1 --kthread kswapd0 --kthread kswapd1
+		from=$(date +%s)
+		kill -CONT $wpid
+		if wl_sync end; then
+			rec_stop
+			vmstat_snap /tmp/vm1
+			echo "bench nodes_end_kb $(cg_nodes "$cg")"
+			kill -CONT $wpid
+		fi
+	fi
+	wait $wpid
+	echo "bench exit $?"
+	exec 3<&-
+	unset WL_FIFO
+	sed 's/^/bench /' /tmp/wl.out
+	if [ -f /tmp/vm1 ]; then
+		awk 'NR == FNR { a[$1] = $2; next } { print "bench vmstat", $1, $2 - a[$1] }' /tmp/vm0 /tmp/vm1
+		for t in ksamplingd kmigraterd kdamond kswapd; do
+			echo "bench cpu_ms $t $(rec_ms $t "$from")"
+		done
+		echo "bench record_rows $(($(wc -l < $REC) - 1))"
+	fi
+	rm -f /tmp/vm0 /tmp/vm1
+	[ "$2" = damon ] && damon_stats
+	case "$2" in htmm-*) sed 's/^/bench htmm_stat /' "$cg/memory.htmm_stat" ;; esac
+	if [ -n "$srv" ]; then
+		kill -TERM "$srv"
+		wait "$srv"
+	fi
+	tier_teardown "$cg"
+	rmdir "$cg"
+	if [ -n "$fill" ]; then
+		kill "$fill"
+		wait "$fill"
+		fill=
+	fi
+	echo "bench run end"
+}
+
+echo "bench workloads rootfs $(awk '$2 == "/" { print $3 }' /proc/mounts) initramfs_kb $(du -sk -x / 2>/dev/null | cut -f1) node0_free_kb $(awk '/MemFree/ { print $4 }' /sys/devices/system/node/node0/meminfo) thp $(cat /sys/kernel/mm/transparent_hugepage/enabled) min_free_kbytes $(cat /proc/sys/vm/min_free_kbytes)"
+for c in ${bench_configs:-all-fast}; do
+	for w in ${bench_workloads:-redis}; do
+		run_one "$w" "$c"
+	done
+done
+echo "bench workloads end"

@@ -1,0 +1,152 @@
+# SPDX-License-Identifier: GPL-2.0
+# Sourced by the guest benchmark scripts: sets a tiering configuration up
+# and tears it down again.
+#   tier_setup CONFIG CGROUP BUDGET   CONFIG one of
+#       none | all-fast      no migration (all-fast: the caller gives the
+#                            workload all of node 0)
+#       autonuma             NUMA-balancing tiering (numa_balancing=2 and
+#                            demotion in reclaim)
+#       damon                DAMON migrate_hot (node 1 to 0) and
+#                            migrate_cold (node 0 to 1), paddr, 1 GiB/s
+#       htmm-abit            htmm, Accessed-bit sampler
+#       htmm-inject|htmm-split|htmm-nosplit   htmm, injected samples
+#                            ($tier_inject is the converge option to add)
+#       htmm-epebs|htmm-epebs-nosplit         htmm, the QEMU plugin's
+#                            emulated PEBS through epebs_relay
+#     (*-nosplit: htmm_mode 1, no splitting).  htmm gets the cgroup's
+#     memory.max_at_node0 set to BUDGET.
+#   tier_teardown CGROUP              undoes it (for several runs in one
+#     boot); prints the relay's output, prefixed with "bench ".
+# With tier_damon_memcg set (a cgroup path below /sys/fs/cgroup, e.g.
+# "/wl"), DAMON's schemes get a memcg filter: they act on that cgroup's
+# pages only, as htmm does, and never move other memory of the node (a
+# filler's mlocked pages are cold and movable).
+H=/sys/kernel/mm/htmm
+D=/sys/kernel/mm/damon/admin/kdamonds
+tier_inject=
+relay=
+tier_saved=
+
+# Physical byte range "start end" of a node, from /proc/zoneinfo.
+node_range() {
+	awk -v node="$1" '
+		$1 == "Node" { n = $2; sub(",", "", n) }
+		$1 == "spanned" { sp = $2 }
+		$1 == "start_pfn:" && n == node && sp > 0 {
+			if (min == "" || $2 < min) min = $2
+			if ($2 + sp > max) max = $2 + sp
+		}
+		END { printf "%.0f %.0f\n", min * 4096, max * 4096 }' /proc/zoneinfo
+}
+
+# DAMON kdamond $1 watches node $2 and applies $3 towards node $4.
+damon_kdamond() {
+	K=$D/$1/contexts
+	echo 1 > $K/nr_contexts
+	echo paddr > $K/0/operations
+	echo 5000 > $K/0/monitoring_attrs/intervals/sample_us
+	echo 100000 > $K/0/monitoring_attrs/intervals/aggr_us
+	echo 1000000 > $K/0/monitoring_attrs/intervals/update_us
+	echo 10 > $K/0/monitoring_attrs/nr_regions/min
+	echo 1000 > $K/0/monitoring_attrs/nr_regions/max
+	echo 1 > $K/0/targets/nr_targets
+	echo 1 > $K/0/targets/0/regions/nr_regions
+	set -- "$@" $(node_range "$2")
+	echo "bench damon kdamond $1: $3 of node $2 [$5, $6) to node $4"
+	echo "$6" > $K/0/targets/0/regions/0/end
+	echo "$5" > $K/0/targets/0/regions/0/start
+	echo 1 > $K/0/schemes/nr_schemes
+	S=$K/0/schemes/0
+	echo "$3" > $S/action
+	echo "$4" > $S/target_nid
+	# Every range defaults to [0, 0].
+	echo 4096 > $S/access_pattern/sz/min
+	echo 4294967295 > $S/access_pattern/sz/max
+	echo 4294967295 > $S/access_pattern/age/max
+	if [ "$3" = migrate_hot ]; then
+		echo 1 > $S/access_pattern/nr_accesses/min
+		echo 4294967295 > $S/access_pattern/nr_accesses/max
+	else
+		echo 0 > $S/access_pattern/nr_accesses/max
+		echo 10 > $S/access_pattern/age/min
+	fi
+	if [ -n "${tier_damon_memcg:-}" ]; then
+		echo 1 > $S/filters/nr_filters
+		echo memcg > $S/filters/0/type
+		echo "$tier_damon_memcg" > $S/filters/0/memcg_path
+		# Filter out what does not match: other cgroups' pages.
+		echo N > $S/filters/0/matching
+	fi
+	# The same rate limit as htmm's default, 1 GiB/s.
+	echo 1073741824 > $S/quotas/bytes
+	echo 1000 > $S/quotas/reset_interval_ms
+	echo on > $D/$1/state
+}
+
+# The DAMON schemes' statistics, one "bench damon" line per kdamond.
+damon_stats() {
+	for k in 0 1; do
+		echo update_schemes_stats > $D/$k/state
+		S=$D/$k/contexts/0/schemes/0
+		echo "bench damon kdamond $k state $(cat $D/$k/state)" \
+			"tried $(cat $S/stats/sz_tried) applied $(cat $S/stats/sz_applied)" \
+			"quota_exceeds $(cat $S/stats/qt_exceeds)"
+	done
+}
+
+tier_setup() {
+	case "$1" in
+	none|all-fast) ;;
+	autonuma)
+		echo 2 > /proc/sys/kernel/numa_balancing
+		echo true > /sys/kernel/mm/numa/demotion_enabled ;;
+	damon)
+		echo 2 > $D/nr_kdamonds
+		damon_kdamond 0 1 migrate_hot 0
+		damon_kdamond 1 0 migrate_cold 1 ;;
+	htmm-abit|htmm-inject|htmm-split|htmm-nosplit|htmm-epebs|htmm-epebs-nosplit)
+		tier_saved="$(cat $H/htmm_sampler) $(cat $H/htmm_mode) $(cat $H/htmm_cooling_period)"
+		case "$1" in
+		htmm-abit) echo abit > $H/htmm_sampler ;;
+		htmm-epebs*)
+			echo inject > $H/htmm_sampler
+			echo 200000 > $H/htmm_cooling_period
+			/htmm/bin/epebs_relay > /tmp/relay.out 2>&1 &
+			relay=$! ;;
+		*)
+			echo inject > $H/htmm_sampler
+			echo 200000 > $H/htmm_cooling_period
+			tier_inject="--inject ${bench_inject:-40000}" ;;
+		esac
+		case "$1" in *nosplit) echo 1 > $H/htmm_mode ;; esac
+		echo "$3" > "$2/memory.max_at_node0"
+		echo enabled > "$2/memory.htmm_enabled" ;;
+	*) echo "bench: unknown configuration $1"; return 1 ;;
+	esac
+}
+
+tier_teardown() {
+	echo 0 > /proc/sys/kernel/numa_balancing
+	echo false > /sys/kernel/mm/numa/demotion_enabled
+	if [ "$(cat $D/nr_kdamonds)" != 0 ]; then
+		for k in 0 1; do echo off > $D/$k/state; done
+		echo 0 > $D/nr_kdamonds
+	fi
+	if [ -f "$1/memory.htmm_enabled" ]; then
+		echo disabled > "$1/memory.htmm_enabled"
+	fi
+	if [ -n "$tier_saved" ]; then
+		set -- $tier_saved
+		echo "$1" > $H/htmm_sampler
+		echo "$2" > $H/htmm_mode
+		echo "$3" > $H/htmm_cooling_period
+		tier_saved=
+	fi
+	if [ -n "$relay" ]; then
+		kill -TERM "$relay"
+		wait "$relay"
+		sed 's/^/bench /' /tmp/relay.out
+		relay=
+	fi
+	tier_inject=
+}

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * filler: take a node's free memory down to a given amount and hold it,
+ * so that every tiering configuration of a benchmark sees the same fast
+ * capacity (scripts/guest/bench-workloads.sh).
+ *
+ *   filler --node N --leave-kb KB
+ *
+ * Binds itself to node N (set_mempolicy MPOL_BIND), then maps, populates
+ * and mlocks anonymous memory in chunks until the node's free memory is at
+ * most KB, ending with chunks of one page; each chunk is at most half the
+ * excess.  Free memory is the buddy allocator's free pages plus the pages
+ * on the per-CPU lists (/proc/zoneinfo: nr_free_pages and the pagesets'
+ * counts of the node's zones), as both are there for the next
+ * allocations.  After a big free (the previous run's filler exiting) the
+ * per-CPU lists hold megabytes, which another CPU cannot use until they
+ * drain; so before each measurement the filler writes
+ * /proc/sys/vm/stat_refresh a few times (each write decays the lists'
+ * high marks and frees what is above them) and it tops up once more a
+ * second later.
+ * mlocked pages are unevictable: neither reclaim nor demotion nor htmm
+ * (the filler is in no htmm cgroup) takes them back.  It prints
+ *   filler locked_kb L free_kb F
+ * and then holds the memory until it is killed.  Exit status 1 if the
+ * node had less than KB free to begin with or the locking failed, 2 on
+ * bad options.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define MPOL_BIND 2
+
+static long node_free_kb(int node)
+{
+	char line[256];
+	long pages = 0, v;
+	int n = -1, in_node = 0, found = 0;
+	FILE *f = fopen("/proc/zoneinfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Node %d,", &n) == 1) {
+			in_node = n == node;
+			found |= in_node;
+		} else if (in_node && (sscanf(line, " nr_free_pages %ld", &v) == 1 ||
+				       sscanf(line, " count: %ld", &v) == 1)) {
+			pages += v;
+		}
+	}
+	fclose(f);
+	return found ? pages * 4 : -1;
+}
+
+/* Shrink the per-CPU page lists (see above); errors do not matter. */
+static void settle(void)
+{
+	ssize_t r;
+	int i, fd;
+
+	for (i = 0; i < 24; i++) {
+		fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
+		if (fd < 0)
+			return;
+		r = write(fd, "1", 1);
+		(void)r;
+		close(fd);
+	}
+}
+
+static long parse(const char *s, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > max)
+		return -1;
+	return v;
+}
+
+/* Lock chunks until @node has at most @leave KiB free; KiB locked, or -1. */
+static long fill(int node, long leave)
+{
+	long locked = 0, free_kb, chunk;
+	void *p;
+
+	for (;;) {
+		settle();
+		free_kb = node_free_kb(node);
+		if (free_kb <= leave)
+			break;
+		chunk = (free_kb - leave) / 2;
+		if (chunk < 4)
+			chunk = 4;
+		if (chunk > 65536)
+			chunk = 65536;
+		chunk &= ~3L;
+		p = mmap(NULL, chunk << 10, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (p == MAP_FAILED || mlock(p, chunk << 10)) {
+			perror("filler: mmap/mlock");
+			return -1;
+		}
+		locked += chunk;
+	}
+	return free_kb < 0 ? -1 : locked;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long mask;
+	long node = -1, leave = -1, locked;
+	int i;
+
+	for (i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--node"))
+			node = parse(argv[i + 1], 63);
+		else if (!strcmp(argv[i], "--leave-kb"))
+			leave = parse(argv[i + 1], 1L << 40);
+		else
+			break;
+	}
+	if (i != argc || node < 0 || leave < 0) {
+		fprintf(stderr, "usage: filler --node N --leave-kb KB\n");
+		return 2;
+	}
+	if (node_free_kb(node) < 0) {
+		fprintf(stderr, "filler: no node %ld in /proc/zoneinfo\n", node);
+		return 1;
+	}
+	if (node_free_kb(node) < leave) {
+		fprintf(stderr, "filler: node %ld has %ld KiB free, less than %ld\n",
+			node, node_free_kb(node), leave);
+		return 1;
+	}
+	mask = 1UL << node;
+	if (syscall(SYS_set_mempolicy, MPOL_BIND, &mask, 64)) {
+		perror("filler: set_mempolicy");
+		return 1;
+	}
+	locked = 0;
+	for (i = 0; i < 2; i++) {
+		long more = fill(node, leave);
+
+		if (more < 0)
+			return 1;
+		locked += more;
+		if (!i)
+			sleep(1);
+	}
+	printf("filler locked_kb %ld free_kb %ld\n", locked, node_free_kb(node));
+	fflush(stdout);
+	for (;;)
+		pause();
+}
