@@ -52,7 +52,8 @@ start_filler() {
 	$B/filler --node 0 --leave-kb $leave > /tmp/filler.out 2>&1 &
 	fill=$!
 	i=0
-	until grep -q '^filler' /tmp/filler.out || [ $i -ge 3000 ]; do
+	until grep -q '^filler' /tmp/filler.out || ! kill -0 $fill 2> /dev/null ||
+	      [ $i -ge 3000 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done

@@ -3,7 +3,7 @@
 # Runs in the guest for guest_job=workloads: the quick mode of the
 # workloads benchmark (bench-workloads.sh) as a test suite,
 # htmm_workloads, framed like run-tests.sh.  Every workload runs small
-# (bench_mb, default 24 MiB; bench_work, default 0.05) at fast:slow 1:4
+# (bench_mb, default 24 MiB; bench_work, default 0.02) at fast:slow 1:4
 # under every configuration that needs no plugin.  Per run it checks that
 # the workload ran to its end and its own check of its result passed, and
 # that the placement obeys the configuration:
@@ -15,7 +15,7 @@
 #              2 MiB, the overrun the admin guide allows (unflushed
 #              statistics, LRU batches).
 # The figures are printed as they are (no plugin: wall-clock time only).
-export bench_ratio=4 bench_mb=${bench_mb:-24} bench_work=${bench_work:-0.05}
+export bench_ratio=4 bench_mb=${bench_mb:-24} bench_work=${bench_work:-0.02}
 export bench_workloads=${bench_workloads:-redis xslookup graph500 btree liblinear pagerank}
 export bench_configs=${bench_configs:-all-fast none autonuma damon htmm-abit}
 OUT=/tmp/workloads.out

@@ -6,7 +6,10 @@
  *
  *   filler --node N --leave-kb KB
  *
- * Binds itself to node N (set_mempolicy MPOL_BIND), then maps, populates
+ * Prefers node N (set_mempolicy MPOL_PREFERRED: where node N has no more
+ * to give, a page comes from another node instead of an OOM kill; the
+ * free count of a node includes pages its watermarks and lower-zone
+ * reserves keep from this allocation), then maps, populates
  * and mlocks anonymous memory in chunks until the node's free memory is at
  * most KB, ending with chunks of one page; each chunk is at most half the
  * excess.  Free memory is the buddy allocator's free pages plus the pages
@@ -34,7 +37,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define MPOL_BIND 2
+#define MPOL_PREFERRED 1
 
 static long node_free_kb(int node)
 {
@@ -86,10 +89,14 @@ static long parse(const char *s, long max)
 	return v;
 }
 
-/* Lock chunks until @node has at most @leave KiB free; KiB locked, or -1. */
+/*
+ * Lock chunks until @node has at most @leave KiB free, or three chunks in
+ * a row did not lower it (the node gives no more); KiB locked, or -1.
+ */
 static long fill(int node, long leave)
 {
-	long locked = 0, free_kb, chunk;
+	long locked = 0, free_kb, chunk, prev = -1;
+	int stalls = 0;
 	void *p;
 
 	for (;;) {
@@ -97,6 +104,9 @@ static long fill(int node, long leave)
 		free_kb = node_free_kb(node);
 		if (free_kb <= leave)
 			break;
+		if (prev >= 0 && free_kb >= prev && ++stalls >= 3)
+			break;
+		prev = free_kb;
 		chunk = (free_kb - leave) / 2;
 		if (chunk < 4)
 			chunk = 4;
@@ -142,7 +152,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	mask = 1UL << node;
-	if (syscall(SYS_set_mempolicy, MPOL_BIND, &mask, 64)) {
+	if (syscall(SYS_set_mempolicy, MPOL_PREFERRED, &mask, 64)) {
 		perror("filler: set_mempolicy");
 		return 1;
 	}
