@@ -305,6 +305,7 @@ static int __init htmm_init(void)
 {
 	int err;
 
+	htmm_sampler_init_rings();
 	err = htmm_sysfs_init();
 	if (err)
 		return err;

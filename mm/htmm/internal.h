@@ -446,6 +446,7 @@ struct htmm_record {
 	struct mm_struct *mm;	/* the sampled mm, with a reference (mmgrab) */
 	u8 kind;		/* enum htmm_kind */
 	u8 src;			/* enum htmm_source */
+	bool before_fault;	/* sampled before its fault was handled */
 };
 
 #define HTMM_RING_SIZE	1024
@@ -466,7 +467,8 @@ extern const struct htmm_source_ops htmm_abit_source;
 extern const struct htmm_source_ops htmm_null_source;
 
 bool htmm_ring_push(const struct htmm_record *rec);
-struct page *htmm_mm_get_page(struct mm_struct *mm, unsigned long vaddr);
+struct page *htmm_mm_get_page(struct mm_struct *mm, unsigned long vaddr,
+			      bool fault);
 int htmm_sampler_check(void);
 unsigned int htmm_period_at(unsigned int base, unsigned int level);
 void htmm_quota_window(void);
@@ -474,6 +476,7 @@ int htmm_sampler_start(void);
 void htmm_sampler_stop(void);
 void htmm_sampler_stat(struct seq_file *m);
 void htmm_rings_show(struct seq_file *m);
+void __init htmm_sampler_init_rings(void);
 void htmm_sampler_periods_changed(void);
 int htmm_sampler_restart(void);
 

@@ -712,7 +712,7 @@ struct page *htmm_get_user_page(pid_t pid, unsigned long vaddr)
 	put_task_struct(task);
 	if (!mm)
 		return ERR_PTR(-ESRCH);
-	page = htmm_mm_get_page(mm, vaddr);
+	page = htmm_mm_get_page(mm, vaddr, false);
 	mmput(mm);
 	return page;
 }

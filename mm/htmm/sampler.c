@@ -28,6 +28,7 @@
 #include <linux/sched.h>
 #include <linux/sched/cputime.h>
 #include <linux/sched/mm.h>
+#include <linux/seqlock.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -37,24 +38,51 @@
 
 #include <trace/events/htmm.h>
 
+/* A record taken off a ring that waits for its fault (htmm_drain_rings()) */
+struct htmm_wait {
+	struct htmm_record rec;
+	unsigned long since;		/* jiffies */
+};
+
+#define HTMM_WAIT_SLOTS		16
+
+/*
+ * What a drain did with the records: accounted and dropped for the
+ * htmm_sample_batch event, and per ring, until htmm_ring_commit(), how.
+ */
+struct htmm_drain_stat {
+	unsigned long ok;
+	unsigned long dropped;
+	unsigned long paddr, mm, exited;
+};
+
 /*
  * Per-CPU sample ring: single producer (the overflow handler of this CPU,
  * which may run in NMI context), single consumer (ksamplingd).  @head is
  * written by the producer only, @tail by the consumer only.  A record's mm
- * reference belongs to the ring until the consumer takes the record off.
+ * reference belongs to the ring until the consumer takes the record off,
+ * then to @wait while the record waits there.
  */
 struct htmm_ring {
 	unsigned int head;
 	unsigned int tail;
 	unsigned long nr_pushed;	/* producer only */
 	unsigned long nr_dropped;	/* producer only */
+	/* consumer: covers @tail, nr_paddr to nr_exited and @nr_wait */
+	seqcount_t seq;
 	unsigned long nr_paddr;		/* consumer: by physical address */
 	unsigned long nr_mm;		/* consumer: by mm and user address */
 	unsigned long nr_exited;	/* consumer: the mm had no user left */
+	unsigned long nr_waited;	/* consumer: waited for their fault */
+	unsigned int nr_wait;		/* consumer: records in @wait */
+	struct htmm_wait wait[HTMM_WAIT_SLOTS];	/* consumer only */
 	struct htmm_record rec[HTMM_RING_SIZE];
 };
 
 static DEFINE_PER_CPU(struct htmm_ring, htmm_rings);
+
+/* How long a record may wait for the fault it sampled (htmm_drain_rings()) */
+#define HTMM_FAULT_WAIT		(HZ / 5)
 
 /* Samples lost because a ring was full or the page could not be found. */
 static atomic64_t htmm_nr_dropped = ATOMIC64_INIT(0);
@@ -91,37 +119,93 @@ bool htmm_ring_push(const struct htmm_record *rec)
  *
  * One line per CPU: records pushed and dropped (ring full); how ksamplingd
  * resolved the records it took off: by physical address, by mm and user
- * address, or not at all because the mm had no user any more; and how many
- * records wait on the ring.
+ * address, or not at all because the mm had no user any more; how many
+ * records wait, on the ring or for their fault; and how many records had
+ * to wait for the fault they sampled to be over (htmm_fault_settled()).
  */
 void htmm_rings_show(struct seq_file *m)
 {
+	unsigned long paddr, mm, exited;
+	unsigned int tail, nr_wait, seq;
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
 		struct htmm_ring *r = per_cpu_ptr(&htmm_rings, cpu);
-		/* @tail before @head: then @tail cannot be past that @head */
-		unsigned int tail = smp_load_acquire(&r->tail);
 
-		seq_printf(m, "cpu%d pushed %lu dropped %lu paddr %lu mm %lu exited %lu queued %u\n",
+		do {
+			seq = read_seqcount_begin(&r->seq);
+			/* @tail before @head, as htmm_ring_push() reads them */
+			tail = smp_load_acquire(&r->tail);
+			nr_wait = READ_ONCE(r->nr_wait);
+			paddr = READ_ONCE(r->nr_paddr);
+			mm = READ_ONCE(r->nr_mm);
+			exited = READ_ONCE(r->nr_exited);
+		} while (read_seqcount_retry(&r->seq, seq));
+		/* @head read after @tail cannot be behind it */
+		seq_printf(m, "cpu%d pushed %lu dropped %lu paddr %lu mm %lu exited %lu queued %u waited %lu\n",
 			   cpu, READ_ONCE(r->nr_pushed),
-			   READ_ONCE(r->nr_dropped), READ_ONCE(r->nr_paddr),
-			   READ_ONCE(r->nr_mm), READ_ONCE(r->nr_exited),
-			   READ_ONCE(r->head) - tail);
+			   READ_ONCE(r->nr_dropped), paddr, mm, exited,
+			   READ_ONCE(r->head) - tail + nr_wait,
+			   READ_ONCE(r->nr_waited));
 	}
+}
+
+/**
+ * htmm_sampler_init_rings - Set the rings up, once at boot.
+ */
+void __init htmm_sampler_init_rings(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		seqcount_init(&per_cpu_ptr(&htmm_rings, cpu)->seq);
+}
+
+/*
+ * Whether the fault a before-fault sample fired for is over, judged from
+ * what @vaddr maps now: a page, or no page for good.  Not yet while the
+ * address maps no page although its VMA allows access and is not a special
+ * one, such as vvar, that maps no folios (the fault has not mapped it
+ * yet), nor while it maps read-only, in a writable private VMA,
+ * an anonymous page that is not exclusive (the fault is about to replace
+ * it with a copy, as wp_can_reuse_anon_folio() would not reuse it).
+ * Caller holds the mmap_lock; @folio is NULL if nothing is mapped.
+ */
+static bool htmm_fault_settled(struct vm_area_struct *vma,
+			       struct folio_walk *fw, struct folio *folio)
+{
+	bool writable;
+
+	if (!folio)
+		return !(vma->vm_flags & (VM_READ | VM_WRITE | VM_EXEC)) ||
+		       (vma->vm_flags & VM_SPECIAL);
+	if ((vma->vm_flags & (VM_SHARED | VM_WRITE)) != VM_WRITE ||
+	    !folio_test_anon(folio) || is_zero_folio(folio))
+		return true;
+	if (fw->level == FW_LEVEL_PTE)
+		writable = pte_write(fw->pte);
+	else if (fw->level == FW_LEVEL_PMD)
+		writable = pmd_write(fw->pmd);
+	else
+		return true;
+	return writable || PageAnonExclusive(fw->page);
 }
 
 /**
  * htmm_mm_get_page - Find the page mapped at a user address of an mm.
  * @mm: The mm; the caller holds a user reference (mmget()).
  * @vaddr: The user virtual address.
+ * @fault: The address is that of a fault that may still be under way.
  *
- * Nothing is faulted in: an address with no page mapped fails.
+ * With @fault, an address whose fault has not mapped its page yet, or is
+ * about to replace it with a copy, is not looked up: -EAGAIN says to try
+ * again once the fault is over.
  *
  * Context: Process context, may sleep (takes the mmap_lock).
  * Return: The page with a reference on its folio, or an ERR_PTR().
  */
-struct page *htmm_mm_get_page(struct mm_struct *mm, unsigned long vaddr)
+struct page *htmm_mm_get_page(struct mm_struct *mm, unsigned long vaddr,
+			      bool fault)
 {
 	struct page *page = ERR_PTR(-EFAULT);
 	struct vm_area_struct *vma;
@@ -131,14 +215,18 @@ struct page *htmm_mm_get_page(struct mm_struct *mm, unsigned long vaddr)
 	if (mmap_read_lock_killable(mm))
 		return ERR_PTR(-EINTR);
 	vma = vma_lookup(mm, vaddr);
-	if (vma) {
-		folio = folio_walk_start(&fw, vma, vaddr, 0);
-		if (folio) {
-			page = fw.page;
-			folio_get(folio);
-			folio_walk_end(&fw, vma);
-		}
-	}
+	if (!vma)
+		goto unlock;
+	folio = folio_walk_start(&fw, vma, vaddr, fault ? FW_ZEROPAGE : 0);
+	if (fault && !htmm_fault_settled(vma, &fw, folio))
+		page = ERR_PTR(-EAGAIN);
+	else if (folio && !is_zero_folio(folio))
+		page = fw.page;
+	if (!IS_ERR(page))
+		folio_get(folio);
+	if (folio)
+		folio_walk_end(&fw, vma);
+unlock:
 	mmap_read_unlock(mm);
 	return page;
 }
@@ -146,22 +234,24 @@ struct page *htmm_mm_get_page(struct mm_struct *mm, unsigned long vaddr)
 /*
  * Ingest a record whose process still has users: by its physical address,
  * or else by looking its user address up in its mm.  The caller holds a
- * user reference on rec->mm.
+ * user reference on rec->mm.  -EAGAIN: the record waits for its fault.
  */
-static int htmm_ingest_live(const struct htmm_record *rec,
-			    struct htmm_ring *r)
+static int htmm_ingest_live(const struct htmm_record *rec, bool may_wait,
+			    struct htmm_drain_stat *st)
 {
 	struct page *page;
 	int err;
 
 	if (rec->paddr) {
-		r->nr_paddr++;
+		st->paddr++;
 		page = pfn_to_online_page(PHYS_PFN(rec->paddr));
 		return page ? htmm_ingest_page(page, rec->kind, rec->src) :
 			      -ENOENT;
 	}
-	r->nr_mm++;
-	page = htmm_mm_get_page(rec->mm, rec->vaddr);
+	page = htmm_mm_get_page(rec->mm, rec->vaddr, may_wait);
+	if (page == ERR_PTR(-EAGAIN))
+		return -EAGAIN;
+	st->mm++;
 	if (IS_ERR(page))
 		return PTR_ERR(page);
 	err = htmm_ingest_page(page, rec->kind, rec->src);
@@ -172,36 +262,103 @@ static int htmm_ingest_live(const struct htmm_record *rec,
 /*
  * Ingest one record if its mm still has users, else drop it: the process
  * exited, its address means nothing in any other process, and its frames
- * may be another process's by now.  Releases the record's mm reference.
+ * may be another process's by now.  Releases the record's mm reference,
+ * unless the record is to wait for its fault (-EAGAIN, only if @may_wait).
  */
-static void htmm_ingest_record(const struct htmm_record *rec,
-			       struct htmm_ring *r, unsigned long *ok,
-			       unsigned long *dropped)
+static int htmm_ingest_record(const struct htmm_record *rec, bool may_wait,
+			      struct htmm_drain_stat *st)
 {
 	struct mm_struct *mm = rec->mm;
 	int err = -ESRCH;
 
 	if (mmget_not_zero(mm)) {
-		err = htmm_ingest_live(rec, r);
+		err = htmm_ingest_live(rec, may_wait, st);
 		/* ksamplingd does not tear an address space down */
 		mmput_async(mm);
 	} else {
-		r->nr_exited++;
+		st->exited++;
 	}
+	if (err == -EAGAIN)
+		return err;
 	mmdrop(mm);
 	if (!err) {
-		(*ok)++;
+		st->ok++;
 	} else if (err != -ENODEV) {
-		(*dropped)++;
+		st->dropped++;
 		atomic64_inc(&htmm_nr_dropped);
 		count_vm_event(HTMM_NR_SAMPLES_DROPPED);
 	}
+	return 0;
+}
+
+/*
+ * Publish what ingesting records did to @r, at once for the reader of
+ * htmm_rings_show(): a record is on the ring, waits, or is counted as
+ * resolved, never two or none of these.
+ */
+static void htmm_ring_commit(struct htmm_ring *r, struct htmm_drain_stat *st,
+			     unsigned int tail, unsigned int nr_wait)
+{
+	preempt_disable();
+	write_seqcount_begin(&r->seq);
+	r->nr_paddr += st->paddr;
+	r->nr_mm += st->mm;
+	r->nr_exited += st->exited;
+	r->nr_wait = nr_wait;
+	/* The records are released: hand the slots back. */
+	smp_store_release(&r->tail, tail);
+	write_seqcount_end(&r->seq);
+	preempt_enable();
+	st->paddr = 0;
+	st->mm = 0;
+	st->exited = 0;
+}
+
+/* Retry the records of @r that wait for their fault; keep those that still do. */
+static void htmm_retry_waiting(struct htmm_ring *r, struct htmm_drain_stat *st)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < r->nr_wait; i++) {
+		struct htmm_wait *w = &r->wait[i];
+		bool may_wait = time_before(jiffies, w->since + HTMM_FAULT_WAIT);
+
+		if (htmm_ingest_record(&w->rec, may_wait, st))
+			r->wait[n++] = *w;
+	}
+	htmm_ring_commit(r, st, r->tail, n);
+}
+
+/*
+ * Take the record at @tail off @r.  A record whose fault is still under
+ * way is set aside, and retried at each drain until the fault is over,
+ * for HTMM_FAULT_WAIT at most (a fault that failed leaves the address as
+ * it was).  The records behind it go on at once: a frame that a process
+ * frees is credited to its next owner if a record of it outlives that,
+ * so records must not be held up.  When HTMM_WAIT_SLOTS records wait, the
+ * next one does not.
+ */
+static void htmm_take_record(struct htmm_ring *r, unsigned int tail,
+			     struct htmm_drain_stat *st)
+{
+	struct htmm_record rec = r->rec[tail % HTMM_RING_SIZE];
+	unsigned int nr_wait = r->nr_wait;
+
+	if (htmm_ingest_record(&rec, rec.before_fault &&
+			       nr_wait < HTMM_WAIT_SLOTS, st)) {
+		r->wait[nr_wait].rec = rec;
+		r->wait[nr_wait].since = jiffies;
+		nr_wait++;
+		r->nr_waited++;
+	}
+	htmm_ring_commit(r, st, tail + 1, nr_wait);
 }
 
 /* Drain at most @budget records from all rings; return how many. */
 static unsigned long htmm_drain_rings(unsigned long budget)
 {
-	unsigned long nr = 0, ok = 0, dropped = 0;
+	struct htmm_drain_stat st = {};
+	unsigned long nr = 0;
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
@@ -210,24 +367,22 @@ static unsigned long htmm_drain_rings(unsigned long budget)
 		/* Pairs with the producer's release: records up to @head are written. */
 		unsigned int head = smp_load_acquire(&r->head);
 
-		while (tail != head && nr < budget) {
-			struct htmm_record rec = r->rec[tail % HTMM_RING_SIZE];
-
-			/* The record is copied: hand the slot back. */
-			smp_store_release(&r->tail, ++tail);
-			htmm_ingest_record(&rec, r, &ok, &dropped);
-			nr++;
-		}
+		if (r->nr_wait)
+			htmm_retry_waiting(r, &st);
+		for (; tail != head && nr < budget; tail++, nr++)
+			htmm_take_record(r, tail, &st);
 		cond_resched();
 	}
 	if (nr)
-		trace_htmm_sample_batch(HTMM_SRC_PEBS, nr, ok, dropped);
+		trace_htmm_sample_batch(HTMM_SRC_PEBS, nr, st.ok, st.dropped);
 	return nr;
 }
 
 /* Empty the rings without ingesting; the source is not running. */
 static void htmm_rings_reset(void)
 {
+	struct htmm_drain_stat st = {};
+	unsigned int i;
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
@@ -242,8 +397,9 @@ static void htmm_rings_reset(void)
 			if (mm)
 				mmdrop(mm);
 		}
-		/* The records are released: hand the slots back. */
-		smp_store_release(&r->tail, tail);
+		for (i = 0; i < r->nr_wait; i++)
+			mmdrop(r->wait[i].rec.mm);
+		htmm_ring_commit(r, &st, tail, 0);
 	}
 }
 

@@ -176,6 +176,7 @@ static void htmm_perf_overflow(struct perf_event *event,
 		return;
 	if (data->sample_flags & PERF_SAMPLE_PHYS_ADDR)
 		rec.paddr = data->phys_addr;
+	rec.before_fault = d->before_fault;
 	if (!rec.paddr && !d->before_fault)
 		rec.paddr = htmm_perf_phys(rec.vaddr);
 	/*

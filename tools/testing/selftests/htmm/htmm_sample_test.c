@@ -403,6 +403,7 @@ struct rings {
 	unsigned long long mm[MAX_CPUS];	/* ... by mm and user address */
 	unsigned long long exited[MAX_CPUS];	/* dropped: the mm had exited */
 	unsigned long long queued[MAX_CPUS];	/* waiting on the ring */
+	unsigned long long waited[MAX_CPUS];	/* waited for their fault */
 };
 
 static int read_rings(struct rings *r)
@@ -418,12 +419,12 @@ static int read_rings(struct rings *r)
 		return n;
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long p, d, pa, mm, ex, q;
+		unsigned long long p, d, pa, mm, ex, q, w;
 		int cpu;
 
 		if (sscanf(line,
-			   "cpu%d pushed %llu dropped %llu paddr %llu mm %llu exited %llu queued %llu",
-			   &cpu, &p, &d, &pa, &mm, &ex, &q) != 7 || cpu < 0)
+			   "cpu%d pushed %llu dropped %llu paddr %llu mm %llu exited %llu queued %llu waited %llu",
+			   &cpu, &p, &d, &pa, &mm, &ex, &q, &w) != 8 || cpu < 0)
 			return -EPROTO;
 		if (cpu < MAX_CPUS) {
 			r->pushed[cpu] = p;
@@ -432,6 +433,7 @@ static int read_rings(struct rings *r)
 			r->mm[cpu] = mm;
 			r->exited[cpu] = ex;
 			r->queued[cpu] = q;
+			r->waited[cpu] = w;
 		}
 		lines++;
 	}
@@ -1379,7 +1381,11 @@ TEST_F_TIMEOUT(htmm_sample, abit_hot_vs_cold, 300)
  * address space between two checks of its pace (tens of ms of CPU each
  * here), ksamplingd_cpu_permille stood still while a scan lasted, and the
  * quota control stepped the scan's level up on top of the pace that held
- * the quota already.  Allowed: 20% either way, from the 5th second on.
+ * the quota already.  From the 5th second on, the mean must be within 10%
+ * of the quota and every second within 50%: under TCG the guest clock runs
+ * on while the host has a vCPU off its CPU, so single seconds measured 23
+ * and 35 in a run whose mean was 30 (1 run in 4 had a second beyond 20%),
+ * while a scan that stalls the pace shows 0 or twice the quota.
  */
 TEST_F_TIMEOUT(htmm_sample, abit_holds_cpu_quota, 180)
 {
@@ -1388,7 +1394,7 @@ TEST_F_TIMEOUT(htmm_sample, abit_holds_cpu_quota, 180)
 		.hot_len = HOT_LEN,
 	};
 	const unsigned long long quota = 30;
-	unsigned long long v[QUOTA_SECONDS], scans;
+	unsigned long long v[QUOTA_SECONDS], scans, sum = 0;
 	struct sample_ctx *x = &self->x;
 	char line[QUOTA_SECONDS * 6] = "";
 	struct kid_reply r;
@@ -1407,7 +1413,8 @@ TEST_F_TIMEOUT(htmm_sample, abit_holds_cpu_quota, 180)
 		v[i] = snap_u64(_metadata, &s, "ksamplingd_cpu_permille");
 		snprintf(line + strlen(line), sizeof(line) - strlen(line),
 			 " %llu", v[i]);
-		if (v[i] * 10 < quota * 8 || v[i] * 10 > quota * 12)
+		sum += v[i];
+		if (v[i] * 2 < quota || v[i] * 2 > quota * 3)
 			out++;
 	}
 	scans = snap_u64(_metadata, &s, "abit_scans");
@@ -1416,7 +1423,11 @@ TEST_F_TIMEOUT(htmm_sample, abit_holds_cpu_quota, 180)
 	TH_LOG("%llu scans, %llu entries, level %llu", scans,
 	       snap_u64(_metadata, &s, "abit_scanned_entries"),
 	       snap_u64(_metadata, &s, "sampler_level"));
-	EXPECT_EQ(0, out) TH_LOG("%d seconds off the quota by over 20%%", out);
+	TH_LOG("mean %llu.%llu per mille", sum / QUOTA_SECONDS,
+	       sum * 10 / QUOTA_SECONDS % 10);
+	EXPECT_EQ(0, out) TH_LOG("%d seconds off the quota by over 50%%", out);
+	EXPECT_LE(sum * 10, quota * QUOTA_SECONDS * 11);
+	EXPECT_GE(sum * 10, quota * QUOTA_SECONDS * 9);
 	EXPECT_EQ(0ULL, snap_u64(_metadata, &s, "sampler_level"));
 	EXPECT_LT(0ULL, snap_u64(_metadata, &s, "samples_abit"));
 }
@@ -1893,7 +1904,7 @@ TEST_F_TIMEOUT(htmm_sample, perf_paddr_matches_page, 120)
 	       store1 - store0, load1 - load0);
 	TH_LOG("ring records resolved by physical address +%llu, by mm +%llu",
 	       rings_delta(r0.paddr, r1.paddr), rings_delta(r0.mm, r1.mm));
-	EXPECT_EQ(FAULT_PAGES, one);
+	EXPECT_LE(FAULT_PAGES - FAULT_PAGES / 16, one);
 	EXPECT_LE((unsigned long long)FAULT_PAGES, store1 - store0);
 	EXPECT_EQ(0ULL, load1 - load0);
 	EXPECT_LE((unsigned long long)FAULT_PAGES,
@@ -1903,11 +1914,12 @@ TEST_F_TIMEOUT(htmm_sample, perf_paddr_matches_page, 120)
 /*
  * PAGE_FAULTS only: the sample is taken before the fault is handled, the
  * page is not there yet, and the record carries the sampled mm instead.
- * ksamplingd finds the page in that mm once the fault has mapped it. A
- * record it takes off before the fault completes finds no page, so not
- * every page need have its sample, but 3/4 of them must. PAGE_FAULTS
- * counts every fault exception, and the first write to a new mapping may
- * take two, so a page may have two samples, never more.
+ * ksamplingd finds the page in that mm once the fault has mapped it: a
+ * record it comes to while the address maps no page yet waits for its
+ * fault (200 ms at most), so all pages but those of a fault that outlasts
+ * the wait, 1/16 at most, must have their sample. PAGE_FAULTS counts every
+ * fault exception, and the first write to a new mapping may take two, so
+ * a page may have two samples, never more.
  */
 TEST_F_TIMEOUT(htmm_sample, perf_mm_resolves_fault, 120)
 {
@@ -1927,7 +1939,9 @@ TEST_F_TIMEOUT(htmm_sample, perf_mm_resolves_fault, 120)
 	TH_LOG("samples_load_fast +%llu; ring records by mm +%llu, by physical address +%llu",
 	       load1 - load0, rings_delta(r0.mm, r1.mm),
 	       rings_delta(r0.paddr, r1.paddr));
-	EXPECT_LE(FAULT_PAGES * 3 / 4, one);
+	TH_LOG("%llu records waited for their fault",
+	       rings_delta(r0.waited, r1.waited));
+	EXPECT_LE(FAULT_PAGES - FAULT_PAGES / 16, one);
 	EXPECT_LE((unsigned long long)FAULT_PAGES, rings_delta(r0.mm, r1.mm));
 }
 
@@ -1941,9 +1955,12 @@ TEST_F_TIMEOUT(htmm_sample, perf_mm_resolves_fault, 120)
  * ksamplingd runs. So the record must carry no physical address, and
  * ksamplingd credits the copy it finds in the mm afterwards. A child
  * writes COW_PAGES pages it shares with a forked sharer: its copies must
- * have the samples, the sharer's originals not. A record ksamplingd takes
- * off while its fault is still being handled finds the original, so 1/4
- * of the pages may go either way.
+ * have the samples, the sharer's originals not. A record ksamplingd comes
+ * to while its fault is still being handled finds the original mapped
+ * read-only and not exclusive, and waits for the fault, 200 ms at most.
+ * Before it did, a page went the wrong way whenever ksamplingd woke during
+ * its fault, and once in CI more than the 1/4 this test then allowed. Now
+ * only a fault that outlasts the wait may, so 1/16 is allowed.
  */
 TEST_F_TIMEOUT(htmm_sample, perf_cow_fault_credits_copy, 120)
 {
@@ -1975,10 +1992,11 @@ TEST_F_TIMEOUT(htmm_sample, perf_cow_fault_credits_copy, 120)
 	}
 	TH_LOG("%d of %d copies and %d originals have a sample",
 	       copy, COW_PAGES, orig);
-	TH_LOG("ring records by mm +%llu, by physical address +%llu",
-	       rings_delta(r0.mm, r1.mm), rings_delta(r0.paddr, r1.paddr));
-	EXPECT_LE(COW_PAGES * 3 / 4, copy);
-	EXPECT_GE(COW_PAGES / 4, orig);
+	TH_LOG("ring records by mm +%llu (%llu waited for their fault), by physical address +%llu",
+	       rings_delta(r0.mm, r1.mm), rings_delta(r0.waited, r1.waited),
+	       rings_delta(r0.paddr, r1.paddr));
+	EXPECT_LE(COW_PAGES - COW_PAGES / 16, copy);
+	EXPECT_GE(COW_PAGES / 16, orig);
 }
 
 #define EXIT_ROUNDS	6
