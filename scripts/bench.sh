@@ -62,11 +62,16 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-# The commit the kernel is built from, as named in bench/results/.
+# The commit a benchmark's results are named by in bench/results/: the
+# last one that changed the kernel or what runs in the guest (tools/htmm
+# holds the workloads and the QEMU plugin as well).  Commits of documentation, tables or host
+# scripts leave it as it is, so that a long table can be built over
+# sessions on one kernel commit.
+KERNEL_PATHS=(mm include patches configs tools/htmm scripts/guest scripts/mkinitramfs.sh)
 kernel_id() {
 	local id
-	id=$(git -C "$HTMM_TOP" rev-parse --short=12 HEAD)
-	if [ -n "$(git -C "$HTMM_TOP" status --porcelain -- mm include patches configs)" ]; then
+	id=$(git -C "$HTMM_TOP" log -1 --format=%h --abbrev=12 -- "${KERNEL_PATHS[@]}")
+	if [ -n "$(git -C "$HTMM_TOP" status --porcelain -- "${KERNEL_PATHS[@]}")" ]; then
 		id+=-dirty
 	fi
 	echo "$id"
