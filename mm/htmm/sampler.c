@@ -180,7 +180,7 @@ static bool htmm_fault_settled(struct vm_area_struct *vma,
 		return !(vma->vm_flags & (VM_READ | VM_WRITE | VM_EXEC)) ||
 		       (vma->vm_flags & VM_SPECIAL);
 	if ((vma->vm_flags & (VM_SHARED | VM_WRITE)) != VM_WRITE ||
-	    !folio_test_anon(folio) || is_zero_folio(folio))
+	    !folio_test_anon(folio))
 		return true;
 	if (fw->level == FW_LEVEL_PTE)
 		writable = pte_write(fw->pte);
@@ -220,7 +220,7 @@ struct page *htmm_mm_get_page(struct mm_struct *mm, unsigned long vaddr,
 	folio = folio_walk_start(&fw, vma, vaddr, fault ? FW_ZEROPAGE : 0);
 	if (fault && !htmm_fault_settled(vma, &fw, folio))
 		page = ERR_PTR(-EAGAIN);
-	else if (folio && !is_zero_folio(folio))
+	else if (folio && !is_zero_folio(folio) && !is_huge_zero_folio(folio))
 		page = fw.page;
 	if (!IS_ERR(page))
 		folio_get(folio);
@@ -314,14 +314,19 @@ static void htmm_ring_commit(struct htmm_ring *r, struct htmm_drain_stat *st,
 	st->exited = 0;
 }
 
-/* Retry the records of @r that wait for their fault; keep those that still do. */
-static void htmm_retry_waiting(struct htmm_ring *r, struct htmm_drain_stat *st)
+/*
+ * Retry the records of @r that wait for their fault; keep those that still
+ * do, unless no record may wait (!@wait).
+ */
+static void htmm_retry_waiting(struct htmm_ring *r, bool wait,
+			       struct htmm_drain_stat *st)
 {
 	unsigned int i, n = 0;
 
 	for (i = 0; i < r->nr_wait; i++) {
 		struct htmm_wait *w = &r->wait[i];
-		bool may_wait = time_before(jiffies, w->since + HTMM_FAULT_WAIT);
+		bool may_wait = wait &&
+			time_before(jiffies, w->since + HTMM_FAULT_WAIT);
 
 		if (htmm_ingest_record(&w->rec, may_wait, st))
 			r->wait[n++] = *w;
@@ -339,12 +344,12 @@ static void htmm_retry_waiting(struct htmm_ring *r, struct htmm_drain_stat *st)
  * next one does not.
  */
 static void htmm_take_record(struct htmm_ring *r, unsigned int tail,
-			     struct htmm_drain_stat *st)
+			     bool wait, struct htmm_drain_stat *st)
 {
 	struct htmm_record rec = r->rec[tail % HTMM_RING_SIZE];
 	unsigned int nr_wait = r->nr_wait;
 
-	if (htmm_ingest_record(&rec, rec.before_fault &&
+	if (htmm_ingest_record(&rec, wait && rec.before_fault &&
 			       nr_wait < HTMM_WAIT_SLOTS, st)) {
 		r->wait[nr_wait].rec = rec;
 		r->wait[nr_wait].since = jiffies;
@@ -354,8 +359,11 @@ static void htmm_take_record(struct htmm_ring *r, unsigned int tail,
 	htmm_ring_commit(r, st, tail + 1, nr_wait);
 }
 
-/* Drain at most @budget records from all rings; return how many. */
-static unsigned long htmm_drain_rings(unsigned long budget)
+/*
+ * Drain at most @budget records from all rings; return how many.  With
+ * !@wait, also the records that wait for their fault, and none waits.
+ */
+static unsigned long htmm_drain_rings(unsigned long budget, bool wait)
 {
 	struct htmm_drain_stat st = {};
 	unsigned long nr = 0;
@@ -368,9 +376,9 @@ static unsigned long htmm_drain_rings(unsigned long budget)
 		unsigned int head = smp_load_acquire(&r->head);
 
 		if (r->nr_wait)
-			htmm_retry_waiting(r, &st);
+			htmm_retry_waiting(r, wait, &st);
 		for (; tail != head && nr < budget; tail++, nr++)
-			htmm_take_record(r, tail, &st);
+			htmm_take_record(r, tail, wait, &st);
 		cond_resched();
 	}
 	if (nr)
@@ -525,7 +533,8 @@ static void htmm_source_stop(void)
 		return;
 	htmm_src->stop();
 	htmm_src_running = false;
-	htmm_drain_rings(ULONG_MAX);
+	/* no record outlives the source, nor holds its mm until a restart */
+	htmm_drain_rings(ULONG_MAX, false);
 }
 
 /* Step the sample period to keep ksamplingd under its CPU quota. */
@@ -597,7 +606,7 @@ static int htmm_ksamplingd_fn(void *unused)
 				inst_period = READ_ONCE(htmm_params.inst_sample_period);
 				htmm_apply_periods();
 			}
-			htmm_drain_rings(HTMM_DRAIN_BUDGET);
+			htmm_drain_rings(HTMM_DRAIN_BUDGET, true);
 			if (htmm_src->tick)
 				htmm_src->tick();
 		}
