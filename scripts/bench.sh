@@ -88,7 +88,8 @@ sampling|tiering|scale|tenants|model|workloads) ;;
 workloads-table)
 	d=$HTMM_TOP/bench/results/workloads/${2:-$(kernel_id)}
 	[ -d "$d" ] || die "no results in $d"
-	exec python3 "$HTMM_TOP/scripts/bench-workloads-table.py" "$d" ;;
+	exec python3 "$HTMM_TOP/scripts/bench-workloads-table.py" render \
+		--figures "$HTMM_TOP/bench/figures" "$d" ;;
 table)
 	d=$HTMM_TOP/bench/results/tiering/${2:-$(kernel_id)}
 	[ -d "$d" ] || die "no results in $d"
