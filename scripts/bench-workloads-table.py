@@ -28,7 +28,7 @@ import sys
 
 FIELDS = ['workload', 'config', 'ratio', 'mb', 'work', 'budget_kb', 'kernel',
           'date', 'guest_exit', 'exit', 'check', 'wall_s', 'model_ns',
-          'insns', 'fast_misses', 'slow_misses', 'fast_share', 'rss_begin_kb',
+          'insns', 'left_out_insns', 'fast_misses', 'slow_misses', 'fast_share', 'rss_begin_kb',
           'rss_end_kb', 'n0_begin_kb', 'n1_begin_kb', 'n0_end_kb',
           'n1_end_kb', 'migrated', 'promoted', 'demoted', 'ksamplingd_ms_s',
           'kmigraterd_ms_s', 'kdamond_ms_s', 'kswapd_ms_s', 'filler_free_kb',
@@ -57,6 +57,9 @@ def read_plugin(path):
             if w and w[0] == 'window':
                 out['fast_misses'], out['slow_misses'] = int(w[2]), int(w[4])
                 out['insns'], out['model_ns'] = int(w[6]), int(float(w[8]))
+                # The relay's own work (epebs), not in insns or model_ns.
+                if len(w) >= 11 and w[9] == 'left_out_insns':
+                    out['left_out_insns'] = int(w[10])
                 tot = out['fast_misses'] + out['slow_misses']
                 out['fast_share'] = '%.4f' % (out['fast_misses'] / tot) if tot else ''
     return out

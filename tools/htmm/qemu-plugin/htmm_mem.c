@@ -24,7 +24,17 @@
  * + fast misses x fast_ns + slow misses x slow_ns (default 100 and 300
  * ns, the HMAT latencies scripts/run-vm.sh declares).  TCG runs both
  * nodes at one speed; this is the time a machine with those latencies
- * would have taken, everything the vCPUs did counted (kernel work too).
+ * would have taken, everything the vCPUs did counted (kernel work too),
+ * except the emulation's own work in the guest:
+ *
+ * Left out: "xchg %rbx,%rbx" takes the vCPU that runs it out of the
+ * model (its instructions are counted apart, its memory accesses are
+ * neither modelled nor sampled) until "xchg %rsi,%rsi" runs on any vCPU.
+ * epebs_relay brackets its own work with them: reading the samples from
+ * the port and formatting them, which real PEBS hardware does without a
+ * process.  The injection into htmm (the kernel's part, which stands for
+ * the PEBS interrupt and ksamplingd's drain) stays counted.  One vCPU at
+ * a time is left out; a second "xchg %rbx,%rbx" moves the mark.
  *
  * Guest physical addresses: QEMU 7.2's qemu_plugin_hwaddr_phys_addr()
  * returns the RAM block's offset plus the offset in it plus the region's
@@ -58,7 +68,9 @@
  * At exit the plugin writes to FILE (out=):
  *   total fast N slow M      (all the model saw: the window, and with
  *                             pebs= the run from the relay's hello on)
- *   window fast N slow M insns I model_ns T   (if opened and closed)
+ *   window fast N slow M insns I model_ns T left_out_insns L
+ *                            (if opened and closed; L: instructions of
+ *                            the vCPUs while left out, not in I or T)
  *   pebs loads N stores M sent S dropped D pings P delay_us mean X max Y
  *   periods load L store S acks A
  *
@@ -93,6 +105,7 @@ struct vcpu {
 	uint64_t *tags;		/* sets * ways line numbers + 1, 0: empty */
 	uint64_t fast, slow;	/* misses */
 	uint64_t insns;
+	uint64_t off_insns;	/* in the window, while left out */
 	uint64_t nload, nstore;	/* events since the last sample */
 	uint64_t loads, stores;	/* samples taken */
 };
@@ -106,7 +119,7 @@ static uint64_t llc_kb = 1024, ways_arg = 8, slow_bytes;
 
 /* The window: sums at its marks. */
 struct sums {
-	uint64_t fast, slow, insns;
+	uint64_t fast, slow, insns, off_insns;
 };
 static struct sums win0, win1;
 static int win_state;	/* 0: not opened, 1: open, 2: closed */
@@ -130,6 +143,12 @@ static uint64_t nr_pings, nr_pongs, delay_sum_ns, delay_max_ns, ping_base;
 
 static const uint8_t mark_open[3] = { 0x48, 0x87, 0xc9 };	/* xchg rcx,rcx */
 static const uint8_t mark_close[3] = { 0x48, 0x87, 0xd2 };	/* xchg rdx,rdx */
+static const uint8_t mark_off[3] = { 0x48, 0x87, 0xdb };	/* xchg rbx,rbx */
+static const uint8_t mark_on[3] = { 0x48, 0x87, 0xf6 };	/* xchg rsi,rsi */
+enum { M_CLOSE, M_OPEN, M_OFF, M_ON };
+
+/* The vCPU left out of the model (mark_off), or -1. */
+static int off_vcpu = -1;
 
 static uint64_t now_ns(void)
 {
@@ -225,6 +244,8 @@ static void mem_cb(unsigned int vcpu_index, qemu_plugin_meminfo_t info,
 	int hit, live;
 
 	(void)udata;
+	if ((int)vcpu_index == __atomic_load_n(&off_vcpu, __ATOMIC_RELAXED))
+		return;
 	live = __atomic_load_n(&pebs_live, __ATOMIC_RELAXED);
 
 	if (!live && __atomic_load_n(&win_state, __ATOMIC_RELAXED) != 1)
@@ -249,7 +270,12 @@ static void tb_exec(unsigned int vcpu_index, void *udata)
 {
 	struct vcpu *v = &vcpus[vcpu_index % MAX_VCPUS];
 
-	if (__atomic_load_n(&win_state, __ATOMIC_RELAXED) == 1)
+	if (__atomic_load_n(&win_state, __ATOMIC_RELAXED) != 1)
+		return;
+	if ((int)vcpu_index == __atomic_load_n(&off_vcpu, __ATOMIC_RELAXED))
+		__atomic_store_n(&v->off_insns, v->off_insns + (uintptr_t)udata,
+				 __ATOMIC_RELAXED);
+	else
 		__atomic_store_n(&v->insns, v->insns + (uintptr_t)udata,
 				 __ATOMIC_RELAXED);
 }
@@ -263,21 +289,41 @@ static void sum(struct sums *s)
 		s->fast += __atomic_load_n(&vcpus[i].fast, __ATOMIC_RELAXED);
 		s->slow += __atomic_load_n(&vcpus[i].slow, __ATOMIC_RELAXED);
 		s->insns += __atomic_load_n(&vcpus[i].insns, __ATOMIC_RELAXED);
+		s->off_insns += __atomic_load_n(&vcpus[i].off_insns,
+						__ATOMIC_RELAXED);
 	}
 }
 
 static void mark_cb(unsigned int vcpu_index, void *udata)
 {
-	int open = !!udata;
+	int mark = (int)(uintptr_t)udata;
 
-	(void)vcpu_index;
-	if (open && win_state == 0) {
+	if (mark == M_OFF) {
+		__atomic_store_n(&off_vcpu, (int)vcpu_index, __ATOMIC_RELAXED);
+	} else if (mark == M_ON) {
+		__atomic_store_n(&off_vcpu, -1, __ATOMIC_RELAXED);
+	} else if (mark == M_OPEN && win_state == 0) {
 		sum(&win0);
 		__atomic_store_n(&win_state, 1, __ATOMIC_RELAXED);
-	} else if (!open && win_state == 1) {
+	} else if (mark == M_CLOSE && win_state == 1) {
 		sum(&win1);
 		__atomic_store_n(&win_state, 2, __ATOMIC_RELAXED);
 	}
+}
+
+/* The mark @b is, or -1. */
+static int mark_of(const uint8_t *b)
+{
+	static const uint8_t *const marks[] = {
+		[M_CLOSE] = mark_close, [M_OPEN] = mark_open,
+		[M_OFF] = mark_off, [M_ON] = mark_on,
+	};
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (!memcmp(b, marks[i], 3))
+			return i;
+	return -1;
 }
 
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -290,20 +336,18 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		const uint8_t *b = qemu_plugin_insn_data(insn);
+		int mark;
 
 		qemu_plugin_register_vcpu_mem_cb(insn, mem_cb,
 						 QEMU_PLUGIN_CB_NO_REGS,
 						 QEMU_PLUGIN_MEM_RW, NULL);
 		if (qemu_plugin_insn_size(insn) != 3)
 			continue;
-		if (!memcmp(b, mark_open, 3))
+		mark = mark_of(b);
+		if (mark >= 0)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, mark_cb,
 							       QEMU_PLUGIN_CB_NO_REGS,
-							       (void *)1);
-		else if (!memcmp(b, mark_close, 3))
-			qemu_plugin_register_vcpu_insn_exec_cb(insn, mark_cb,
-							       QEMU_PLUGIN_CB_NO_REGS,
-							       NULL);
+							       (void *)(uintptr_t)mark);
 	}
 }
 
@@ -516,11 +560,13 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 		w.fast = win1.fast - win0.fast;
 		w.slow = win1.slow - win0.slow;
 		w.insns = win1.insns - win0.insns;
-		fprintf(f, "window fast %llu slow %llu insns %llu model_ns %.0f\n",
+		w.off_insns = win1.off_insns - win0.off_insns;
+		fprintf(f, "window fast %llu slow %llu insns %llu model_ns %.0f left_out_insns %llu\n",
 			(unsigned long long)w.fast, (unsigned long long)w.slow,
 			(unsigned long long)w.insns,
 			w.insns * (base_ps / 1000.0) + (double)w.fast * fast_ns +
-			(double)w.slow * slow_ns);
+			(double)w.slow * slow_ns,
+			(unsigned long long)w.off_insns);
 	}
 	if (pebs_on)
 		write_pebs(f);
