@@ -7,7 +7,8 @@
 #       autonuma             NUMA-balancing tiering (numa_balancing=2 and
 #                            demotion in reclaim)
 #       damon                DAMON migrate_hot (node 1 to 0) and
-#                            migrate_cold (node 0 to 1), paddr, 1 GiB/s
+#                            migrate_cold (node 0 to 1), paddr, 1 GiB/s,
+#                            young-page filters
 #       htmm-abit            htmm, Accessed-bit sampler
 #       htmm-inject|htmm-split|htmm-nosplit   htmm, injected samples
 #                            ($tier_inject is the converge option to add)
@@ -70,12 +71,27 @@ damon_kdamond() {
 		echo 0 > $S/access_pattern/nr_accesses/max
 		echo 10 > $S/access_pattern/age/min
 	fi
+	# As DAMON's own tiering example (damo's) does: promote only pages
+	# that are young, demote none that is (the filter checks and clears
+	# the page's Accessed bits).  Without it, a region that DAMON saw
+	# idle as a whole is demoted with the pages in it that are in use.
+	# (nr_filters makes the directories anew: write it once.)
 	if [ -n "${tier_damon_memcg:-}" ]; then
+		echo 2 > $S/filters/nr_filters
+	else
 		echo 1 > $S/filters/nr_filters
-		echo memcg > $S/filters/0/type
-		echo "$tier_damon_memcg" > $S/filters/0/memcg_path
-		# Filter out what does not match: other cgroups' pages.
+	fi
+	echo young > $S/filters/0/type
+	if [ "$3" = migrate_hot ]; then
 		echo N > $S/filters/0/matching
+	else
+		echo Y > $S/filters/0/matching
+	fi
+	if [ -n "${tier_damon_memcg:-}" ]; then
+		echo memcg > $S/filters/1/type
+		echo "$tier_damon_memcg" > $S/filters/1/memcg_path
+		# Filter out what does not match: other cgroups' pages.
+		echo N > $S/filters/1/matching
 	fi
 	# The same rate limit as htmm's default, 1 GiB/s.
 	echo 1073741824 > $S/quotas/bytes
@@ -90,7 +106,8 @@ damon_stats() {
 		S=$D/$k/contexts/0/schemes/0
 		echo "bench damon kdamond $k state $(cat $D/$k/state)" \
 			"tried $(cat $S/stats/sz_tried) applied $(cat $S/stats/sz_applied)" \
-			"quota_exceeds $(cat $S/stats/qt_exceeds)"
+			"quota_exceeds $(cat $S/stats/qt_exceeds)" \
+			"filters $(cat $S/filters/*/type | tr '\n' ' ')"
 	done
 }
 

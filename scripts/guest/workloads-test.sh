@@ -55,6 +55,10 @@ for c in $bench_configs; do
 			why="$why; $n1 KiB of $((n0 + n1)) on node 1" ;;
 		none) [ "$n0" -le $((budget + gap)) ] ||
 			why="$why; node 0 holds $n0 KiB, more than the budget $budget + $gap" ;;
+		damon) for k in 0 1; do
+			echo "$b" | grep -q "^bench damon kdamond $k state on .* filters young memcg" ||
+				why="$why; kdamond $k is not on with its young and memcg filters"
+		done ;;
 		htmm-abit) [ "$n0" -le $((budget + 2048)) ] ||
 			why="$why; node 0 holds $n0 KiB, more than the budget $budget + 2048" ;;
 		esac
