@@ -29,7 +29,7 @@
 # the configurations that need no plugin: the same guest job as the test
 # in scripts/test.sh.  Its CSV files go to $BUILD/logs/workloads-quick/
 # and its table uses wall-clock time (TCG's, equal for both nodes).
-wl_initrd=$BUILD/initramfs-workloads.cpio
+wl_initrd=$GBUILD/initramfs-workloads.cpio
 wl_table=$HTMM_TOP/scripts/bench-workloads-table.py
 note "workloads initramfs: $(( $(stat -c %s "$wl_initrd") >> 20 )) MiB"
 
@@ -50,7 +50,7 @@ elif [ -n "${2:-}" ]; then
 	die "unknown option '$2' of workloads (--quick)"
 fi
 
-so=$("$HTMM_TOP/scripts/build-plugin.sh")
+so=$(build_plugin)
 wl_fast=${WL_FAST_MB:-1024}
 wl_slow=${SLOW_MB:-2048}
 runs=${RUNS:-1}

@@ -52,6 +52,14 @@
 # accesses per node behind a cache model; PLUGIN_RUNS=0 skips them.
 # Output: the figures on stdout; logs in $BUILD/logs/bench-*.
 #
+# BENCH_COMMIT=REV builds the guest side (demo kernel, initramfs, QEMU
+# plugin) from commit REV instead of the working tree: REV is checked out
+# in $BUILD/bench-tree (a git worktree) and built there, in its own build
+# directory (ccache is shared), and the results are named by REV's kernel
+# id.  The host side (this script, run-vm.sh, the tables) is the working
+# tree's.  A long table can so keep growing on one commit while the tree
+# moves on.
+#
 # Results: every run also leaves one file in bench/results/<benchmark>/
 # <kernel>/, where <kernel> names the commit of this repository the kernel
 # was built from (with -dirty if mm/, include/, patches/ or configs/ had
@@ -70,8 +78,10 @@ source "$(dirname "$0")/lib.sh"
 KERNEL_PATHS=(mm include patches configs tools/htmm scripts/guest scripts/mkinitramfs.sh)
 kernel_id() {
 	local id
-	id=$(git -C "$HTMM_TOP" log -1 --format=%h --abbrev=12 -- "${KERNEL_PATHS[@]}")
-	if [ -n "$(git -C "$HTMM_TOP" status --porcelain -- "${KERNEL_PATHS[@]}")" ]; then
+	id=$(git -C "$HTMM_TOP" log -1 --format=%h --abbrev=12 ${BENCH_COMMIT:+"$BENCH_COMMIT"} \
+		-- "${KERNEL_PATHS[@]}")
+	if [ -z "${BENCH_COMMIT:-}" ] &&
+	   [ -n "$(git -C "$HTMM_TOP" status --porcelain -- "${KERNEL_PATHS[@]}")" ]; then
 		id+=-dirty
 	fi
 	echo "$id"
@@ -97,14 +107,38 @@ table)
 *) die "unknown benchmark '$what' (sampling, tiering, scale, tenants, model, workloads, table or workloads-table)" ;;
 esac
 need_packages "${BUILD_PACKAGES[@]}"
-"$HTMM_TOP/scripts/build-kernel.sh" demo >&2
-"$HTMM_TOP/scripts/mkinitramfs.sh" "$BUILD/initramfs.cpio" > /dev/null
-if [ "$what" = workloads ]; then
-	"$HTMM_TOP/scripts/mkinitramfs.sh" --workloads "$BUILD/workloads.cpio" > /dev/null
-	cat "$BUILD/initramfs.cpio" "$BUILD/workloads.cpio" > "$BUILD/initramfs-workloads.cpio"
+# The guest side's tree (GTOP) and build directory (GBUILD).
+GTOP=$HTMM_TOP
+GBUILD=$BUILD
+if [ -n "${BENCH_COMMIT:-}" ]; then
+	rev=$(git -C "$HTMM_TOP" rev-parse -q --verify "$BENCH_COMMIT^{commit}") ||
+		die "BENCH_COMMIT: '$BENCH_COMMIT' is not a commit of this repository"
+	BENCH_COMMIT=$rev
+	GTOP=$BUILD/bench-tree
+	GBUILD=$GTOP/build
+	git -C "$HTMM_TOP" worktree prune
+	if [ -e "$GTOP/.git" ]; then
+		git -C "$GTOP" checkout -q --detach "$rev"
+	else
+		git -C "$HTMM_TOP" worktree add -q --detach "$GTOP" "$rev"
+	fi
+	note "guest side from $(git -C "$GTOP" log -1 --format='%h %s')"
+	# One copy of QEMU's plugin header (build-plugin.sh fetches it).
+	mkdir -p "$BUILD/qemu-src" "$GBUILD"
+	[ -e "$GBUILD/qemu-src" ] || ln -s "$BUILD/qemu-src" "$GBUILD/qemu-src"
 fi
+BUILD=$GBUILD "$GTOP/scripts/build-kernel.sh" demo >&2
+BUILD=$GBUILD "$GTOP/scripts/mkinitramfs.sh" "$GBUILD/initramfs.cpio" > /dev/null
+if [ "$what" = workloads ]; then
+	BUILD=$GBUILD "$GTOP/scripts/mkinitramfs.sh" --workloads "$GBUILD/workloads.cpio" > /dev/null
+	cat "$GBUILD/initramfs.cpio" "$GBUILD/workloads.cpio" > "$GBUILD/initramfs-workloads.cpio"
+fi
+# The guest side's QEMU plugin; prints its path.
+build_plugin() {
+	BUILD=$GBUILD "$GTOP/scripts/build-plugin.sh"
+}
 mkdir -p "$BUILD/logs"
-kernel=$BUILD/kernel-demo/arch/x86/boot/bzImage
+kernel=$GBUILD/kernel-demo/arch/x86/boot/bzImage
 
 kid=$(kernel_id)
 results=$HTMM_TOP/bench/results/$what/$kid
@@ -113,7 +147,7 @@ if [ "$what" = sampling ]; then
 	log=$BUILD/logs/bench-$what.log
 	rc=0
 	"$HTMM_TOP/scripts/run-vm.sh" --kernel "$kernel" \
-		--initrd "$BUILD/initramfs.cpio" --append "guest_job=bench-$what htmm=on quiet" \
+		--initrd "$GBUILD/initramfs.cpio" --append "guest_job=bench-$what htmm=on quiet" \
 		--console "$log" --timeout "${BENCH_TIMEOUT:-1800}" || rc=$?
 	f=$results/$(run_id).txt
 	{ echo "# bench sampling, kernel $kid, $(date -u +%FT%TZ), guest exit $rc"
@@ -132,7 +166,7 @@ if [ "$what" = scale ]; then
 			log=$BUILD/logs/bench-scale-$n-$f
 			rc=0
 			"$HTMM_TOP/scripts/run-vm.sh" --kernel "$kernel" --fast "$f" \
-				--initrd "$BUILD/initramfs.cpio" \
+				--initrd "$GBUILD/initramfs.cpio" \
 				--append "guest_job=bench-scale bench_cgroups=$n bench_seconds=$secs bench_nice=${SCALE_NICE:-0} bench_over=${SCALE_OVER:-0} htmm=on quiet" \
 				--console "$log.console" --results "$log.txt" \
 				--timeout $((secs * 4 + 600)) > /dev/null || rc=$?
@@ -152,7 +186,7 @@ fi
 runs=${RUNS:-3}
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive number"
 if [ "$what" = model ]; then
-	so=$("$HTMM_TOP/scripts/build-plugin.sh")
+	so=$(build_plugin)
 	secs=${SECONDS_PER_RUN:-10}
 	split=$((${FAST_MB:-512} << 20)),slow=$((${SLOW_MB:-2048} << 20))
 	for r in $(seq 1 "$runs"); do
@@ -170,7 +204,7 @@ if [ "$what" = model ]; then
 				rm -f "$log.plugin"
 				rc=0
 				"$HTMM_TOP/scripts/run-vm.sh" --kernel "$kernel" "${extra[@]}" \
-					--initrd "$BUILD/initramfs.cpio" \
+					--initrd "$GBUILD/initramfs.cpio" \
 					--append "guest_job=bench-model bench_node=$node bench_seconds=$secs htmm=on quiet" \
 					--console "$log.console" --results "$log.txt" \
 					--timeout 900 > /dev/null || rc=$?
@@ -191,7 +225,7 @@ if [ "$what" = tenants ]; then
 		log=$BUILD/logs/bench-tenants
 		rc=0
 		"$HTMM_TOP/scripts/run-vm.sh" --fast "$TEST_FAST_MB" --kernel "$kernel" \
-			--initrd "$BUILD/initramfs.cpio" \
+			--initrd "$GBUILD/initramfs.cpio" \
 			--append "guest_job=bench-tenants htmm=on quiet" \
 			--console "$log.console" --results "$log.txt" \
 			--timeout 2400 > /dev/null || rc=$?
@@ -223,10 +257,10 @@ boot() {
 	htmm-epebs*)
 		sock=$(mktemp -u /tmp/htmm-epebs.XXXXXX)
 		set -- "$@" --pebs "$sock" --plugin \
-			"$("$HTMM_TOP/scripts/build-plugin.sh"),split=$((${FAST_MB:-512} << 20)),slow=$((${SLOW_MB:-2048} << 20)),out=$out/$stem.epebs,pebs=$sock" ;;
+			"$(build_plugin),split=$((${FAST_MB:-512} << 20)),slow=$((${SLOW_MB:-2048} << 20)),out=$out/$stem.epebs,pebs=$sock" ;;
 	esac
 	"$HTMM_TOP/scripts/run-vm.sh" --kernel "$kernel" "$@" \
-		--initrd "$BUILD/initramfs.cpio" \
+		--initrd "$GBUILD/initramfs.cpio" \
 		--append "guest_job=bench-tiering bench_scenario=$sc bench_config=$c bench_seconds=$s${BENCH_BUDGET:+ bench_budget=$BENCH_BUDGET} htmm=on quiet" \
 		--console "$out/$stem.console" --results "$out/$stem.txt" \
 		--timeout $((s * 4 + 300)) > /dev/null ||
@@ -272,7 +306,7 @@ done
 gt_runs=${PLUGIN_RUNS:-1}
 gt_secs=${PLUGIN_SECONDS:-120}
 if [ "$gt_runs" -gt 0 ]; then
-	so=$("$HTMM_TOP/scripts/build-plugin.sh")
+	so=$(build_plugin)
 	for r in $(seq 1 "$gt_runs"); do
 		for sc in ${PLUGIN_SCENARIOS:-converge}; do
 			for c in $(configs_of "$sc"); do
