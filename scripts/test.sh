@@ -104,12 +104,23 @@ sed 's/^/# plugin: /' "$LOGS/epebs.plugin" 2>/dev/null
 # that work out of the modelled time: the probe's window must have some.
 lo=$(awk '$1 == "window" && $10 == "left_out_insns" { print $11 }' \
 	"$LOGS/epebs.plugin" 2>/dev/null)
+# The per-vCPU window figures (the workloads table's time) add up to
+# the window's.
+vsum=$(awk '$1 == "window" { w = $7 } $1 == "vcpu" { s += $8; n++ }
+	END { if (n && w) printf "%d %d %d", n, s, w }' "$LOGS/epebs.plugin" 2>/dev/null)
 {
-	echo "1..1"
+	echo "1..2"
 	if [ "${lo:-0}" -gt 0 ]; then
 		echo "ok 1 - the relay's work is left out of the modelled time ($lo instructions)"
 	else
 		echo "not ok 1 - the relay's work is left out of the modelled time (${lo:-no window})"
+	fi
+	# shellcheck disable=SC2086 # three numbers
+	set -- $vsum
+	if [ $# = 3 ] && [ "$2" = "$3" ]; then
+		echo "ok 2 - the $1 vCPUs' window instructions add up to the window's ($3)"
+	else
+		echo "not ok 2 - the vCPUs' window instructions add up to the window's (vcpus, their sum, window: ${vsum:-none})"
 	fi
 } > "$LOGS/epebs-model.tap"
 hosts+=(--host "$LOGS/epebs-model.tap")

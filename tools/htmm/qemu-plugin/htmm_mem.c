@@ -25,7 +25,10 @@
  * ns, the HMAT latencies scripts/run-vm.sh declares).  TCG runs both
  * nodes at one speed; this is the time a machine with those latencies
  * would have taken, everything the vCPUs did counted (kernel work too),
- * except the emulation's own work in the guest:
+ * except the emulation's own work in the guest.  The window line sums all
+ * vCPUs, as if one core did everything; the vcpu lines give each vCPU's
+ * own: the time of a workload pinned to that vCPU on a machine whose
+ * other cores run the kernel threads.
  *
  * Left out: "xchg %rbx,%rbx" takes the vCPU that runs it out of the
  * model (its instructions are counted apart, its memory accesses are
@@ -71,6 +74,11 @@
  *   window fast N slow M insns I model_ns T left_out_insns L
  *                            (if opened and closed; L: instructions of
  *                            the vCPUs while left out, not in I or T)
+ *   vcpu K fast N slow M insns I model_ns T left_out_insns L
+ *                            the same for each vCPU K that ran: the
+ *                            modelled time of one CPU, for a workload
+ *                            pinned to it while the kernel threads run on
+ *                            the others, as on a machine with spare cores
  *   pebs loads N stores M sent S dropped D pings P delay_us mean X max Y
  *   periods load L store S acks A
  *
@@ -122,6 +130,7 @@ struct sums {
 	uint64_t fast, slow, insns, off_insns;
 };
 static struct sums win0, win1;
+static struct sums vwin0[MAX_VCPUS], vwin1[MAX_VCPUS];	/* per vCPU */
 static int win_state;	/* 0: not opened, 1: open, 2: closed */
 
 /*
@@ -280,17 +289,25 @@ static void tb_exec(unsigned int vcpu_index, void *udata)
 				 __ATOMIC_RELAXED);
 }
 
-static void sum(struct sums *s)
+/* The counters of every vCPU (@per, if not NULL) and their sum (@s). */
+static void sum(struct sums *s, struct sums *per)
 {
+	struct sums v;
 	unsigned int i;
 
 	memset(s, 0, sizeof(*s));
 	for (i = 0; i < MAX_VCPUS; i++) {
-		s->fast += __atomic_load_n(&vcpus[i].fast, __ATOMIC_RELAXED);
-		s->slow += __atomic_load_n(&vcpus[i].slow, __ATOMIC_RELAXED);
-		s->insns += __atomic_load_n(&vcpus[i].insns, __ATOMIC_RELAXED);
-		s->off_insns += __atomic_load_n(&vcpus[i].off_insns,
-						__ATOMIC_RELAXED);
+		v.fast = __atomic_load_n(&vcpus[i].fast, __ATOMIC_RELAXED);
+		v.slow = __atomic_load_n(&vcpus[i].slow, __ATOMIC_RELAXED);
+		v.insns = __atomic_load_n(&vcpus[i].insns, __ATOMIC_RELAXED);
+		v.off_insns = __atomic_load_n(&vcpus[i].off_insns,
+					      __ATOMIC_RELAXED);
+		s->fast += v.fast;
+		s->slow += v.slow;
+		s->insns += v.insns;
+		s->off_insns += v.off_insns;
+		if (per)
+			per[i] = v;
 	}
 }
 
@@ -303,10 +320,10 @@ static void mark_cb(unsigned int vcpu_index, void *udata)
 	} else if (mark == M_ON) {
 		__atomic_store_n(&off_vcpu, -1, __ATOMIC_RELAXED);
 	} else if (mark == M_OPEN && win_state == 0) {
-		sum(&win0);
+		sum(&win0, vwin0);
 		__atomic_store_n(&win_state, 1, __ATOMIC_RELAXED);
 	} else if (mark == M_CLOSE && win_state == 1) {
-		sum(&win1);
+		sum(&win1, vwin1);
 		__atomic_store_n(&win_state, 2, __ATOMIC_RELAXED);
 	}
 }
@@ -539,9 +556,27 @@ static void write_pebs(FILE *f)
 	pthread_mutex_unlock(&ring_lock);
 }
 
+/* One line of window figures: what @b counted beyond @a. */
+static void write_window(FILE *f, const char *label, const struct sums *a,
+			 const struct sums *b)
+{
+	struct sums w = {
+		.fast = b->fast - a->fast, .slow = b->slow - a->slow,
+		.insns = b->insns - a->insns,
+		.off_insns = b->off_insns - a->off_insns,
+	};
+
+	fprintf(f, "%s fast %llu slow %llu insns %llu model_ns %.0f left_out_insns %llu\n",
+		label, (unsigned long long)w.fast, (unsigned long long)w.slow,
+		(unsigned long long)w.insns,
+		w.insns * (base_ps / 1000.0) + (double)w.fast * fast_ns +
+		(double)w.slow * slow_ns, (unsigned long long)w.off_insns);
+}
+
 static void at_exit(qemu_plugin_id_t id, void *udata)
 {
-	struct sums all, w;
+	struct sums all;
+	unsigned int i;
 	FILE *f;
 
 	(void)id;
@@ -553,20 +588,19 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 		perror(out_path);
 		return;
 	}
-	sum(&all);
+	sum(&all, NULL);
 	fprintf(f, "total fast %llu slow %llu\n", (unsigned long long)all.fast,
 		(unsigned long long)all.slow);
 	if (win_state == 2) {
-		w.fast = win1.fast - win0.fast;
-		w.slow = win1.slow - win0.slow;
-		w.insns = win1.insns - win0.insns;
-		w.off_insns = win1.off_insns - win0.off_insns;
-		fprintf(f, "window fast %llu slow %llu insns %llu model_ns %.0f left_out_insns %llu\n",
-			(unsigned long long)w.fast, (unsigned long long)w.slow,
-			(unsigned long long)w.insns,
-			w.insns * (base_ps / 1000.0) + (double)w.fast * fast_ns +
-			(double)w.slow * slow_ns,
-			(unsigned long long)w.off_insns);
+		write_window(f, "window", &win0, &win1);
+		for (i = 0; i < MAX_VCPUS; i++) {
+			char label[32];
+
+			if (!vcpus[i].tags)
+				continue;
+			snprintf(label, sizeof(label), "vcpu %u", i);
+			write_window(f, label, &vwin0[i], &vwin1[i]);
+		}
 	}
 	if (pebs_on)
 		write_pebs(f);
