@@ -27,6 +27,7 @@ struct vm_fault;
 DECLARE_STATIC_KEY_FALSE(htmm_ccow_key);
 
 void __htmm_ccow_fault(struct vm_fault *vmf);
+bool __htmm_ccow_huge_fault(struct vm_fault *vmf);
 void __htmm_ccow_reuse(struct page *page);
 void __htmm_ccow_uncharge(struct folio *folio, struct mem_cgroup *memcg);
 void __htmm_ccow_migrate(struct folio *old, struct folio *new);
@@ -45,6 +46,20 @@ static inline void htmm_ccow_fault(struct vm_fault *vmf, vm_fault_t ret)
 }
 
 /**
+ * htmm_ccow_huge_fault - A CoW fault on a shared huge page: copy it whole?
+ * @vmf: The fault; no page table lock is held.
+ *
+ * Context: The mmap_lock or the VMA lock is held; may sleep.
+ * Return: true if the fault is done (the caller returns 0), false if the
+ * caller splits the PMD as usual.
+ */
+static inline bool htmm_ccow_huge_fault(struct vm_fault *vmf)
+{
+	return static_branch_unlikely(&htmm_ccow_key) &&
+	       __htmm_ccow_huge_fault(vmf);
+}
+
+/**
  * htmm_ccow_reuse - A write fault reuses an exclusive anonymous page.
  * @page: The page.
  *
@@ -58,6 +73,11 @@ static inline void htmm_ccow_reuse(struct page *page)
 #else
 static inline void htmm_ccow_fault(struct vm_fault *vmf, vm_fault_t ret)
 {
+}
+
+static inline bool htmm_ccow_huge_fault(struct vm_fault *vmf)
+{
+	return false;
 }
 
 static inline void htmm_ccow_reuse(struct page *page)

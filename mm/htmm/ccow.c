@@ -40,6 +40,7 @@
 #define pr_fmt(fmt) "htmm: " fmt
 
 #include <linux/highmem.h>
+#include <linux/huge_mm.h>
 #include <linux/hugetlb.h>
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
@@ -67,6 +68,9 @@ DEFINE_STATIC_KEY_FALSE(htmm_ccow_key);
 /* No reclaim or compaction for a pre-copy, and no warning when it fails. */
 #define CCOW_GFP	((GFP_HIGHUSER_MOVABLE & ~__GFP_DIRECT_RECLAIM) | \
 			 __GFP_NOWARN | __GFP_NORETRY)
+
+/* A huge copy in the fault: no reclaim, no compaction, no kswapd. */
+#define CCOW_HUGE_GFP	(GFP_TRANSHUGE_LIGHT | __GFP_NORETRY)
 
 /* One page to pre-copy: found under the PTL, copied outside it. */
 struct ccow_cand {
@@ -147,6 +151,23 @@ static struct ccow_range ccow_region(struct vm_area_struct *vma,
 }
 
 /*
+ * Is @r a whole PMD-aligned range of @vma that a region copy should turn
+ * into one huge page?  Only if htmm_ccow_huge is on and the VMA may have
+ * huge pages as the THP settings stand.
+ */
+static bool ccow_huge_region(struct vm_area_struct *vma, struct ccow_range r)
+{
+	if (!IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE) ||
+	    !READ_ONCE(htmm_params.ccow_huge))
+		return false;
+	if (r.end - r.start != PMD_SIZE || !IS_ALIGNED(r.start, PMD_SIZE) ||
+	    r.start < vma->vm_start || r.end > vma->vm_end)
+		return false;
+	return thp_vma_allowable_order(vma, vma->vm_flags, TVA_ENFORCE_SYSFS,
+				       PMD_ORDER);
+}
+
+/*
  * The shared page that a pre-copy may replace, or NULL: @ptent maps it
  * read-only in @vma, anonymous, not exclusive, mapped elsewhere too.
  */
@@ -178,11 +199,11 @@ static struct page *ccow_shared_page(struct vm_area_struct *vma,
  * @threshold: Per cent of its mapped pages that must be written.
  *
  * Context: The mmap_lock or the VMA lock is held.
- * Return: true if some page of the region is still shared and the
- * written pages reach @threshold per cent of the mapped ones.
+ * Return: The pages of the region still shared, if the written pages
+ * reach @threshold per cent of the mapped ones; 0 otherwise.
  */
-static bool ccow_covered(struct vm_area_struct *vma, pmd_t *pmd,
-			 struct ccow_range r, unsigned int threshold)
+static unsigned long ccow_covered(struct vm_area_struct *vma, pmd_t *pmd,
+				  struct ccow_range r, unsigned int threshold)
 {
 	unsigned long addr, mapped = 0, written = 0, shared = 0;
 	pte_t *start_pte, *pte;
@@ -190,7 +211,7 @@ static bool ccow_covered(struct vm_area_struct *vma, pmd_t *pmd,
 
 	start_pte = pte_offset_map_lock(vma->vm_mm, pmd, r.start, &ptl);
 	if (!start_pte)
-		return false;
+		return 0;
 	for (addr = r.start, pte = start_pte; addr < r.end;
 	     addr += PAGE_SIZE, pte++) {
 		pte_t ptent = ptep_get(pte);
@@ -208,7 +229,9 @@ static bool ccow_covered(struct vm_area_struct *vma, pmd_t *pmd,
 			written++;
 	}
 	pte_unmap_unlock(start_pte, ptl);
-	return shared && written * 100 >= (unsigned long)threshold * mapped;
+	if (written * 100 < (unsigned long)threshold * mapped)
+		return 0;
+	return shared;
 }
 
 /*
@@ -388,8 +411,11 @@ static void ccow_release(struct ccow_cand *c, int n)
 	for (i = 0; i < n; i++) {
 		if (c[i].new)
 			folio_put(c[i].new);
-		if (c[i].mapped)
+		if (c[i].mapped) {
+			/* The reference of the mapping gone, as in wp_page_copy(). */
+			folio_put(c[i].old);
 			free_swap_cache(c[i].old);
+		}
 		folio_put(c[i].old);
 	}
 }
@@ -435,18 +461,42 @@ static unsigned long ccow_copy_range(struct vm_area_struct *vma, pmd_t *pmd,
 	return copied;
 }
 
-/* A region copy a fault left to a worker: the rest of the region. */
+/*
+ * A region copy a fault left to a worker: the rest of the region, or all
+ * of it as one huge page.
+ */
 struct ccow_work {
 	struct work_struct work;
 	struct mm_struct *mm;	/* mmgrab()bed */
 	struct ccow_range r;
+	unsigned long shared;	/* pages still shared at the fault, if huge */
 };
+
+/*
+ * Copy the region into one huge page: khugepaged's collapse copies the
+ * pages still shared and those already written alike, and maps the huge
+ * page with a PMD.  The worker may reclaim and compact for it, as
+ * MADV_COLLAPSE does; the fault never does.  May drop and retake the
+ * mmap_lock.  Returns whether the region is mapped by a PMD now.
+ */
+static bool ccow_collapse(struct vm_area_struct *vma, struct ccow_work *w)
+{
+	struct vm_area_struct *prev;
+
+	if (!ccow_room(vma->vm_mm, HPAGE_PMD_NR))
+		return false;
+	if (madvise_collapse(vma, &prev, w->r.start, w->r.end))
+		return false;
+	ccow_count(vma->vm_mm, HTMM_CCOW_PRECOPY, w->shared);
+	return true;
+}
 
 static void ccow_work_fn(struct work_struct *work)
 {
 	struct ccow_work *w = container_of(work, struct ccow_work, work);
 	struct mm_struct *mm = w->mm;
 	struct vm_area_struct *vma;
+	bool done = false;
 	pmd_t *pmd;
 
 	if (!mmget_not_zero(mm))
@@ -454,7 +504,12 @@ static void ccow_work_fn(struct work_struct *work)
 	mmap_read_lock(mm);
 	/* The same rules as in the fault: the VMA may have changed since. */
 	vma = vma_lookup(mm, w->r.start);
-	if (vma && ccow_vma_ok(vma) && ccow_mm_on(mm)) {
+	if (w->shared && vma && ccow_vma_ok(vma) && ccow_mm_on(mm) &&
+	    ccow_huge_region(vma, w->r))
+		done = ccow_collapse(vma, w);
+	if (!done)
+		vma = vma_lookup(mm, w->r.start);
+	if (!done && vma && ccow_vma_ok(vma) && ccow_mm_on(mm)) {
 		w->r.end = min(w->r.end, vma->vm_end);
 		pmd = mm_find_pmd(mm, w->r.start);
 		if (pmd)
@@ -468,8 +523,12 @@ out:
 	atomic_dec(&ccow_nr_work);
 }
 
-/* Leave the rest of a region to a worker; dropped if too many wait. */
-static void ccow_queue(struct mm_struct *mm, struct ccow_range r)
+/*
+ * Leave the rest of a region to a worker, or all of it as a huge page if
+ * @shared is not 0; dropped if too many wait.
+ */
+static void ccow_queue(struct mm_struct *mm, struct ccow_range r,
+		       unsigned long shared)
 {
 	struct ccow_work *w;
 
@@ -482,6 +541,7 @@ static void ccow_queue(struct mm_struct *mm, struct ccow_range r)
 	mmgrab(mm);
 	w->mm = mm;
 	w->r = r;
+	w->shared = shared;
 	queue_work(system_unbound_wq, &w->work);
 	return;
 drop:
@@ -494,7 +554,8 @@ drop:
  *
  * Counts the fault, and copies the shared pages of the faulting page's
  * region if the mm has written enough of it: htmm_ccow_max_sync_kb of
- * them here, the rest in a worker.
+ * them here, the rest in a worker.  A whole PMD-aligned region that may
+ * have a huge page goes to the worker at once, to be collapsed.
  *
  * Context: The mmap_lock or the VMA lock is held, no page table lock;
  * may sleep.
@@ -502,7 +563,7 @@ drop:
 void __htmm_ccow_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
-	unsigned long sync;
+	unsigned long sync, shared;
 	struct ccow_range r;
 
 	if ((vmf->flags & FAULT_FLAG_UNSHARE) || !ccow_vma_ok(vma) ||
@@ -510,14 +571,148 @@ void __htmm_ccow_fault(struct vm_fault *vmf)
 		return;
 	ccow_count(vma->vm_mm, HTMM_CCOW_FAULT, 1);
 	r = ccow_region(vma, vmf->address);
-	if (!ccow_covered(vma, vmf->pmd, r,
-			  READ_ONCE(htmm_params.ccow_threshold)))
+	shared = ccow_covered(vma, vmf->pmd, r,
+			      READ_ONCE(htmm_params.ccow_threshold));
+	if (!shared)
 		return;
 	ccow_count(vma->vm_mm, HTMM_CCOW_REGION_COPY, 1);
+	if (ccow_huge_region(vma, r)) {
+		/* One huge page for all: copying base pages first would be lost. */
+		ccow_queue(vma->vm_mm, r, shared);
+		return;
+	}
 	sync = READ_ONCE(htmm_params.ccow_max_sync_kb) >> (PAGE_SHIFT - 10);
 	ccow_copy_range(vma, vmf->pmd, &r, sync);
 	if (r.start < r.end)
-		ccow_queue(vma->vm_mm, r);
+		ccow_queue(vma->vm_mm, r, 0);
+}
+
+/*
+ * The shared huge folio that @vmf's PMD maps, referenced, if a huge copy
+ * may replace it; NULL otherwise.
+ */
+static struct folio *ccow_huge_shared(struct vm_fault *vmf)
+{
+	struct folio *folio = NULL;
+	struct page *page;
+
+	spin_lock(vmf->ptl);
+	if (!pmd_same(pmdp_get(vmf->pmd), vmf->orig_pmd) ||
+	    !pmd_present(vmf->orig_pmd) || pmd_write(vmf->orig_pmd))
+		goto out;
+	page = pmd_page(vmf->orig_pmd);
+	folio = page_folio(page);
+	if (!folio_test_anon(folio) || folio_test_ksm(folio) ||
+	    PageAnonExclusive(page) || folio_maybe_dma_pinned(folio) ||
+	    folio_mapcount(folio) < 2 || !folio_try_get(folio))
+		folio = NULL;
+out:
+	spin_unlock(vmf->ptl);
+	return folio;
+}
+
+/* A new huge folio, charged, with @old's contents; NULL if none at once. */
+static struct folio *ccow_huge_copy(struct vm_fault *vmf, struct folio *old)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long haddr = vmf->address & HPAGE_PMD_MASK;
+	struct folio *new;
+
+	if (!ccow_room(vma->vm_mm, HPAGE_PMD_NR))
+		return NULL;
+	new = vma_alloc_folio(CCOW_HUGE_GFP, HPAGE_PMD_ORDER, vma, haddr, true);
+	if (!new)
+		return NULL;
+	if (mem_cgroup_charge(new, vma->vm_mm, CCOW_HUGE_GFP) ||
+	    copy_user_large_folio(new, old, vmf->address, vma)) {
+		folio_put(new);
+		return NULL;
+	}
+	__folio_mark_uptodate(new);
+	return new;
+}
+
+/* Map @new writable by PMD in place of @old, if the PMD did not change. */
+static bool ccow_huge_map(struct vm_fault *vmf, struct folio *old,
+			  struct folio *new)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long haddr = vmf->address & HPAGE_PMD_MASK;
+	struct mmu_notifier_range range;
+	bool mapped = false;
+	pmd_t entry;
+
+	mmu_notifier_range_init(&range, MMU_NOTIFY_CLEAR, 0, vma->vm_mm, haddr,
+				haddr + HPAGE_PMD_SIZE);
+	mmu_notifier_invalidate_range_start(&range);
+	spin_lock(vmf->ptl);
+	if (pmd_same(pmdp_get(vmf->pmd), vmf->orig_pmd)) {
+		/* The write that faulted is done: dirty, as in wp_page_copy(). */
+		entry = mk_huge_pmd(&new->page, vma->vm_page_prot);
+		entry = maybe_pmd_mkwrite(pmd_mkdirty(entry), vma);
+		pmdp_huge_clear_flush(vma, haddr, vmf->pmd);
+		folio_add_new_anon_rmap(new, vma, haddr, RMAP_EXCLUSIVE);
+		folio_add_lru_vma(new, vma);
+		/* The page table deposited for the old PMD serves the new one. */
+		set_pmd_at(vma->vm_mm, haddr, vmf->pmd, entry);
+		update_mmu_cache_pmd(vma, vmf->address, vmf->pmd);
+		folio_remove_rmap_pmd(old, &old->page, vma);
+		mapped = true;
+	}
+	spin_unlock(vmf->ptl);
+	mmu_notifier_invalidate_range_end(&range);
+	return mapped;
+}
+
+/**
+ * __htmm_ccow_huge_fault - Copy a shared huge page whole on a CoW fault?
+ * @vmf: The write fault on a PMD that maps a huge page read-only.
+ *
+ * Where the region is the whole PMD, the threshold is 0 and the fault may
+ * copy that much (htmm_ccow_max_sync_kb), copy the huge page into a new
+ * one, taken without reclaim or compaction, and map it by PMD, instead of
+ * splitting the PMD to copy one base page.
+ *
+ * Context: The mmap_lock or the VMA lock is held, no page table lock;
+ * may sleep.
+ * Return: true if the copy is mapped, or the PMD changed meanwhile (the
+ * fault is retried); false if the caller splits the PMD as usual.
+ */
+bool __htmm_ccow_huge_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct folio *old, *new;
+	struct ccow_range r;
+	bool mapped;
+
+	if ((vmf->flags & FAULT_FLAG_UNSHARE) || !ccow_vma_ok(vma) ||
+	    !ccow_mm_on(vma->vm_mm) || READ_ONCE(htmm_params.ccow_threshold) ||
+	    READ_ONCE(htmm_params.ccow_max_sync_kb) < (PMD_SIZE >> 10))
+		return false;
+	r = ccow_region(vma, vmf->address);
+	if (!ccow_huge_region(vma, r))
+		return false;
+	old = ccow_huge_shared(vmf);
+	if (!old)
+		return false;
+	new = ccow_huge_copy(vmf, old);
+	if (!new) {
+		ccow_count(vma->vm_mm, HTMM_CCOW_PRECOPY_FAILED, HPAGE_PMD_NR - 1);
+		folio_put(old);
+		return false;
+	}
+	mapped = ccow_huge_map(vmf, old, new);
+	if (mapped) {
+		ccow_count(vma->vm_mm, HTMM_CCOW_FAULT, 1);
+		ccow_count(vma->vm_mm, HTMM_CCOW_REGION_COPY, 1);
+		ccow_count(vma->vm_mm, HTMM_CCOW_PRECOPY, HPAGE_PMD_NR - 1);
+		/* The mm's reference on the old folio, taken when it was mapped. */
+		folio_put(old);
+	} else {
+		folio_put(new);
+	}
+	folio_put(old);
+	return true;
 }
 
 /**

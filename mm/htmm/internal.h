@@ -56,6 +56,7 @@ struct htmm_params {
 	unsigned int ccow_region_kb;		/* a power of two, <= PMD */
 	unsigned int ccow_threshold;		/* per cent written */
 	unsigned int ccow_max_sync_kb;		/* copied in the fault */
+	unsigned int ccow_huge;			/* whole PMD regions: a huge copy */
 #endif
 };
 

@@ -54,6 +54,7 @@ struct htmm_params htmm_params = {
 	.ccow_region_kb		= 2048,
 	.ccow_threshold		= 80,
 	.ccow_max_sync_kb	= 2048,
+	.ccow_huge		= 1,
 #endif
 };
 
@@ -298,6 +299,7 @@ static struct htmm_tunable htmm_tunables[] = {
 			   htmm_check_ccow_region, NULL),
 	HTMM_TUNABLE(htmm_ccow_threshold, ccow_threshold, 0, 100),
 	HTMM_TUNABLE(htmm_ccow_max_sync_kb, ccow_max_sync_kb, 0, 2048),
+	HTMM_TUNABLE(htmm_ccow_huge, ccow_huge, 0, 1),
 #endif
 };
 

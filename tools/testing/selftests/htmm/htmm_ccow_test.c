@@ -27,7 +27,7 @@
 
 static const char * const ccow_tunables[] = {
 	"htmm_ccow_enabled", "htmm_ccow_region_kb", "htmm_ccow_threshold",
-	"htmm_ccow_max_sync_kb",
+	"htmm_ccow_max_sync_kb", "htmm_ccow_huge",
 };
 
 #define NR_TUNABLES	ARRAY_SIZE(ccow_tunables)
@@ -120,6 +120,7 @@ static long long ccow_stat(const char *cg, const char *key)
 
 FIXTURE(ccow) {
 	char saved[NR_TUNABLES][32];
+	char thp_saved[32];	/* THP mode to restore, if changed */
 	char cg[HTMM_CG_PATH_MAX];
 };
 
@@ -137,6 +138,7 @@ FIXTURE_SETUP(ccow)
 	ASSERT_EQ(0, ccow_set("htmm_ccow_region_kb", "64"));
 	ASSERT_EQ(0, ccow_set("htmm_ccow_threshold", "0"));
 	ASSERT_EQ(0, ccow_set("htmm_ccow_max_sync_kb", "2048"));
+	ASSERT_EQ(0, ccow_set("htmm_ccow_huge", "1"));
 	ASSERT_EQ(0, htmm_cg_prepare());
 	ASSERT_EQ(0, htmm_cg_create(self->cg, sizeof(self->cg), "ccow"));
 	ASSERT_EQ(0, htmm_cg_enter(self->cg, getpid()));
@@ -145,6 +147,9 @@ FIXTURE_SETUP(ccow)
 FIXTURE_TEARDOWN(ccow)
 {
 	unsigned int i;
+
+	if (self->thp_saved[0])
+		htmm_thp_set(self->thp_saved);
 
 	htmm_write_str(HTMM_CGROUP_ROOT "/cgroup.procs", "0");
 	htmm_cg_destroy(self->cg);
@@ -166,6 +171,8 @@ TEST_F(ccow, bad_input_changes_nothing)
 		{ "htmm_ccow_threshold", "50%" },
 		{ "htmm_ccow_max_sync_kb", "4096" },
 		{ "htmm_ccow_max_sync_kb", "99999999999" },
+		{ "htmm_ccow_huge", "2" },
+		{ "htmm_ccow_huge", "yes" },
 	};
 	char before[NR_TUNABLES][32], after[32];
 	unsigned int i, j;
@@ -368,6 +375,153 @@ TEST_F(ccow, shared_mapping_left_alone)
 	EXPECT_EQ(0, in_child(shared_child, p, NULL));
 	EXPECT_EQ('w', p[0]);	/* shared: the parent sees the write */
 	EXPECT_EQ(1, p[4096]);
+}
+
+/*
+ * GUP-pinned pages: fork() gives the child its own copy of a pinned page
+ * at once, so the parent's pinned pages are never shared, and CCoW's
+ * region copy in the child must leave them where they are in the parent.
+ * Pinned through CONFIG_GUP_TEST's debugfs file, as the mm selftests do;
+ * its ioctl ABI (mm/gup_test.h) is restated here.
+ */
+struct ccow_pin_longterm {
+	uint64_t addr;
+	uint64_t size;
+	uint32_t flags;
+};
+
+#define CCOW_PIN_START	_IOW('g', 7, struct ccow_pin_longterm)
+#define CCOW_PIN_STOP	_IO('g', 8)
+#define CCOW_PIN_WRITE	1	/* PIN_LONGTERM_TEST_FLAG_USE_WRITE */
+#define PM_PFN(e)	((e) & (((uint64_t)1 << 55) - 1))
+#define PINNED_PAGES	4
+
+static int write_last_page(char *p, void *arg)
+{
+	int i;
+
+	p[(REGION_PAGES - 1) * 4096UL] = 'c';
+	for (i = 0; i < REGION_PAGES - 1; i++)
+		if (p[i * 4096UL] != (char)i)
+			return 1;
+	/* The unpinned pages were pre-copied, the pinned copied at fork. */
+	return exclusive_mask(p, REGION_PAGES) ==
+	       ((uint64_t)1 << REGION_PAGES) - 1 ? 0 : 2;
+}
+
+TEST_F(ccow, gup_pinned_pages_left_alone)
+{
+	struct ccow_pin_longterm pin = { .flags = CCOW_PIN_WRITE };
+	unsigned long long pfn[PINNED_PAGES];
+	char *p = region_area(REGION_PAGES);
+	long long pre0;
+	int fd, i;
+
+	ASSERT_NE(NULL, p);
+	fd = open("/sys/kernel/debug/gup_test", O_RDWR);
+	if (fd < 0)
+		SKIP(return, "no /sys/kernel/debug/gup_test (CONFIG_GUP_TEST)");
+	pin.addr = (uintptr_t)p;
+	pin.size = PINNED_PAGES * 4096UL;
+	ASSERT_EQ(0, ioctl(fd, CCOW_PIN_START, &pin));
+	for (i = 0; i < PINNED_PAGES; i++) {
+		pfn[i] = PM_PFN(pm_entry(p + i * 4096UL));
+		ASSERT_NE(0ULL, pfn[i]) TH_LOG("no PFN: pagemap needs root");
+	}
+	pre0 = ccow_stat(self->cg, "ccow_precopied");
+	EXPECT_EQ(0, in_child(write_last_page, p, NULL));
+	EXPECT_GE(ccow_stat(self->cg, "ccow_precopied") - pre0,
+		  REGION_PAGES - 1 - PINNED_PAGES);
+	/* The parent still maps the very pages it pinned, and their data. */
+	for (i = 0; i < PINNED_PAGES; i++) {
+		EXPECT_EQ(pfn[i], PM_PFN(pm_entry(p + i * 4096UL)));
+		EXPECT_EQ((char)i, p[i * 4096UL]);
+	}
+	EXPECT_EQ(0, ioctl(fd, CCOW_PIN_STOP));
+	close(fd);
+}
+
+/* A 2 MiB-aligned area of 2 MiB backed by one huge page, or NULL. */
+static char *huge_area(char *thp_saved, size_t size)
+{
+	char *p = mmap(NULL, 4 * MiB, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long kb0 = htmm_anon_huge_kb();
+	char *a;
+	size_t i;
+
+	if (p == MAP_FAILED || htmm_thp_get(thp_saved, size) ||
+	    htmm_thp_set("madvise"))
+		return NULL;
+	a = (char *)(((uintptr_t)p + 2 * MiB - 1) & ~(2 * MiB - 1));
+	munmap(p, a - p);
+	munmap(a + 2 * MiB, p + 4 * MiB - (a + 2 * MiB));
+	if (madvise(a, 2 * MiB, MADV_HUGEPAGE))
+		return NULL;
+	for (i = 0; i < 512; i++)
+		memset(a + i * 4096, (int)(i & 0xff), 4096);
+	return htmm_anon_huge_kb() - kb0 >= 2048 ? a : NULL;
+}
+
+/* The child's copy of the area is one huge page, by @deadline_s. */
+static int child_huge_after_write(char *p, void *arg)
+{
+	double deadline = htmm_now_s() + *(double *)arg, t0 = htmm_now_s();
+	long kb;
+	int i;
+
+	p[5 * 4096] = 'w';
+	while ((kb = htmm_anon_huge_kb()) < 2048 && htmm_now_s() < deadline)
+		usleep(10000);
+	printf("# child: AnonHugePages %ld kB after %.2f s\n", kb,
+	       htmm_now_s() - t0);
+	if (kb < 2048)
+		return 1;
+	for (i = 0; i < 512; i++)
+		if (p[i * 4096UL] != (i == 5 ? 'w' : (char)i))
+			return 2;
+	return exclusive_mask(p, 64) == ~0ULL ? 0 : 3;
+}
+
+static void huge_copy_case(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(ccow) *self, const char *sync_kb,
+			   double deadline_s)
+{
+	unsigned long long split0 = 0, split1 = 0;
+	long long rc0;
+	char *p;
+	int i;
+
+	ASSERT_EQ(0, ccow_set("htmm_ccow_region_kb", "2048"));
+	ASSERT_EQ(0, ccow_set("htmm_ccow_max_sync_kb", sync_kb));
+	p = huge_area(self->thp_saved, sizeof(self->thp_saved));
+	if (!p)
+		SKIP(return, "no huge page for the test area");
+	rc0 = ccow_stat(self->cg, "ccow_region_copies");
+	htmm_vmstat_get("thp_split_pmd", &split0);
+	EXPECT_EQ(0, in_child(child_huge_after_write, p, &deadline_s));
+	htmm_vmstat_get("thp_split_pmd", &split1);
+	EXPECT_GE(ccow_stat(self->cg, "ccow_region_copies") - rc0, 1);
+	/* The parent keeps its huge page and its data. */
+	EXPECT_GE(htmm_anon_huge_kb(), 2048);
+	for (i = 0; i < 512; i++)
+		ASSERT_EQ((char)i, p[i * 4096UL]);
+	/* A copy in the fault does not split; a bounded one splits once. */
+	if (!strcmp(sync_kb, "2048"))
+		EXPECT_EQ(split0, split1);
+	munmap(p, 2 * MiB);
+}
+
+/* Threshold 0, unbounded: the fault copies the huge page whole. */
+TEST_F(ccow, huge_page_copied_whole_in_fault)
+{
+	huge_copy_case(_metadata, self, "2048", 0);
+}
+
+/* Bounded fault: the PMD splits, and the worker makes a huge page again. */
+TEST_F(ccow, huge_region_collapsed_by_worker)
+{
+	huge_copy_case(_metadata, self, "64", 10);
 }
 
 /*
