@@ -120,7 +120,7 @@ static long long ccow_stat(const char *cg, const char *key)
 
 FIXTURE(ccow) {
 	char saved[NR_TUNABLES][32];
-	char thp_saved[32];	/* THP mode to restore, if changed */
+	char thp_saved[32];	/* THP mode to restore, if changed (32: huge_area) */
 	char cg[HTMM_CG_PATH_MAX];
 };
 
@@ -162,7 +162,7 @@ TEST_F(ccow, bad_input_changes_nothing)
 {
 	static const char * const bad[][2] = {
 		{ "htmm_ccow_enabled", "sometimes" },
-		{ "htmm_ccow_enabled", "" },
+		{ "htmm_ccow_enabled", "\n" },
 		{ "htmm_ccow_region_kb", "96" },	/* not a power of two */
 		{ "htmm_ccow_region_kb", "32" },
 		{ "htmm_ccow_region_kb", "4096" },
@@ -483,45 +483,55 @@ static int child_huge_after_write(char *p, void *arg)
 	return exclusive_mask(p, 64) == ~0ULL ? 0 : 3;
 }
 
-static void huge_copy_case(struct __test_metadata *_metadata,
-			   FIXTURE_DATA(ccow) *self, const char *sync_kb,
+static void huge_copy_case(struct __test_metadata *_metadata, const char *cg,
+			   char *thp_saved, const char *sync_kb,
 			   double deadline_s)
 {
-	unsigned long long split0 = 0, split1 = 0;
+	unsigned long long split0 = 0, split1 = 0, coll0 = 0, coll1 = 0;
 	long long rc0;
 	char *p;
 	int i;
 
 	ASSERT_EQ(0, ccow_set("htmm_ccow_region_kb", "2048"));
 	ASSERT_EQ(0, ccow_set("htmm_ccow_max_sync_kb", sync_kb));
-	p = huge_area(self->thp_saved, sizeof(self->thp_saved));
+	p = huge_area(thp_saved, 32);
 	if (!p)
 		SKIP(return, "no huge page for the test area");
-	rc0 = ccow_stat(self->cg, "ccow_region_copies");
+	rc0 = ccow_stat(cg, "ccow_region_copies");
 	htmm_vmstat_get("thp_split_pmd", &split0);
+	htmm_vmstat_get("thp_collapse_alloc", &coll0);
 	EXPECT_EQ(0, in_child(child_huge_after_write, p, &deadline_s));
 	htmm_vmstat_get("thp_split_pmd", &split1);
-	EXPECT_GE(ccow_stat(self->cg, "ccow_region_copies") - rc0, 1);
+	htmm_vmstat_get("thp_collapse_alloc", &coll1);
+	EXPECT_GE(ccow_stat(cg, "ccow_region_copies") - rc0, 1);
 	/* The parent keeps its huge page and its data. */
 	EXPECT_GE(htmm_anon_huge_kb(), 2048);
 	for (i = 0; i < 512; i++)
 		ASSERT_EQ((char)i, p[i * 4096UL]);
-	/* A copy in the fault does not split; a bounded one splits once. */
-	if (!strcmp(sync_kb, "2048"))
+	/*
+	 * A copy in the fault neither splits nor collapses; a bounded fault
+	 * splits the child's PMD, and the worker collapses the region.
+	 */
+	if (!strcmp(sync_kb, "2048")) {
 		EXPECT_EQ(split0, split1);
+		EXPECT_EQ(coll0, coll1);
+	} else {
+		EXPECT_LT(split0, split1);
+		EXPECT_LT(coll0, coll1);
+	}
 	munmap(p, 2 * MiB);
 }
 
 /* Threshold 0, unbounded: the fault copies the huge page whole. */
 TEST_F(ccow, huge_page_copied_whole_in_fault)
 {
-	huge_copy_case(_metadata, self, "2048", 0);
+	huge_copy_case(_metadata, self->cg, self->thp_saved, "2048", 0);
 }
 
 /* Bounded fault: the PMD splits, and the worker makes a huge page again. */
 TEST_F(ccow, huge_region_collapsed_by_worker)
 {
-	huge_copy_case(_metadata, self, "64", 10);
+	huge_copy_case(_metadata, self->cg, self->thp_saved, "64", 10);
 }
 
 /*
@@ -603,6 +613,44 @@ TEST_F(ccow, isolation_across_forks)
 		EXPECT_EQ(0, bad) TH_LOG("fork %u: %d pages wrong", f, bad);
 	}
 	free(sums);
+}
+
+/*
+ * Every page a region copy replaced is freed once nothing maps it: after
+ * the child's copies and the parent's munmap, the cgroup's memory is back
+ * where it was before the area (1 MiB of slack for page tables and slab).
+ */
+static int write_every_region(char *p, void *arg)
+{
+	size_t pages = *(size_t *)arg, i;
+
+	for (i = 0; i < pages; i += REGION_PAGES)
+		p[i * 4096] = 'w';
+	return exclusive_mask(p, REGION_PAGES) ==
+	       ((uint64_t)1 << REGION_PAGES) - 1 ? 0 : 1;
+}
+
+TEST_F(ccow, replaced_pages_freed)
+{
+	unsigned long long cur0 = 0, cur1 = 0;
+	size_t pages = 4096;	/* 16 MiB */
+	char path[PATH_MAX];
+	long long pre0;
+	char *p;
+
+	htmm_cg_file(path, sizeof(path), self->cg, "memory.current");
+	ASSERT_EQ(0, htmm_read_value(path, &cur0));
+	p = region_area(pages);
+	ASSERT_NE(NULL, p);
+	pre0 = ccow_stat(self->cg, "ccow_precopied");
+	ASSERT_EQ(0, in_child(write_every_region, p, &pages));
+	EXPECT_GE(ccow_stat(self->cg, "ccow_precopied") - pre0,
+		  (long long)(pages - pages / REGION_PAGES));
+	munmap(p, pages * 4096);
+	ASSERT_EQ(0, htmm_read_value(path, &cur1));
+	TH_LOG("memory.current %llu kB before the area, %llu kB after",
+	       cur0 >> 10, cur1 >> 10);
+	EXPECT_LE(cur1, cur0 + MiB);
 }
 
 /*
