@@ -29,6 +29,7 @@ DECLARE_STATIC_KEY_FALSE(htmm_ccow_key);
 void __htmm_ccow_fault(struct vm_fault *vmf);
 bool __htmm_ccow_huge_fault(struct vm_fault *vmf);
 void __htmm_ccow_reuse(struct page *page);
+void __htmm_ccow_zap(struct folio *folio, pte_t ptent);
 void __htmm_ccow_uncharge(struct folio *folio, struct mem_cgroup *memcg);
 void __htmm_ccow_migrate(struct folio *old, struct folio *new);
 
@@ -70,6 +71,19 @@ static inline void htmm_ccow_reuse(struct page *page)
 	if (static_branch_unlikely(&htmm_ccow_key))
 		__htmm_ccow_reuse(page);
 }
+
+/**
+ * htmm_ccow_zap - An anonymous folio is unmapped: was it a pre-copy, written?
+ * @folio: The folio.
+ * @ptent: The PTE that mapped it.
+ *
+ * Context: Under the page table lock.
+ */
+static inline void htmm_ccow_zap(struct folio *folio, pte_t ptent)
+{
+	if (static_branch_unlikely(&htmm_ccow_key))
+		__htmm_ccow_zap(folio, ptent);
+}
 #else
 static inline void htmm_ccow_fault(struct vm_fault *vmf, vm_fault_t ret)
 {
@@ -81,6 +95,10 @@ static inline bool htmm_ccow_huge_fault(struct vm_fault *vmf)
 }
 
 static inline void htmm_ccow_reuse(struct page *page)
+{
+}
+
+static inline void htmm_ccow_zap(struct folio *folio, pte_t ptent)
 {
 }
 #endif /* CONFIG_HTMM_CCOW */

@@ -12,16 +12,20 @@
  * every page of the region that is still shared, at most
  * htmm_ccow_max_sync_kb of them; a worker copies the rest.
  *
- * Written, not pre-copied.  A pre-copy maps the new page read-only and
- * clean, exclusive to the mm (PageAnonExclusive), and marks it in
- * page_ext (PAGE_EXT_HTMM_PRECOPY).  The first write to it takes a cheap
- * reuse fault, no copy, that makes the PTE dirty and clears the mark
- * (htmm_ccow_reuse()).  Coverage counts the exclusive pages whose PTE is
- * dirty, so a pre-copy never counts until it is really written, and a
- * pre-copied page that is freed with its mark still set is the paper's
- * unnecessary pre-copy (htmm_ccow_uncharge()).  Write protection also
- * keeps soft-dirty tracking right: the pre-copy keeps the soft-dirty bit
- * of the PTE it replaces, and the reuse fault sets it on the first write.
+ * Written, not pre-copied.  A pre-copy maps the new page writable and
+ * clean, exclusive to the mm (PageAnonExclusive), as MADV_FREE leaves
+ * pages, and marks it in page_ext (PAGE_EXT_HTMM_PRECOPY).  Its first
+ * write takes no fault: the MMU makes the PTE dirty (or, where the
+ * architecture does that in software, the fault handler does).  Coverage
+ * counts the exclusive pages whose PTE is dirty, so a pre-copy never
+ * counts until it is really written.  When the page is unmapped with a
+ * dirty PTE, the mark is cleared (htmm_ccow_zap()); a pre-copied page
+ * freed with its mark still set is the paper's unnecessary pre-copy
+ * (htmm_ccow_uncharge()).  Soft-dirty tracking needs a fault on the first
+ * write: in a VMA under soft-dirty tracking, a pre-copy is mapped
+ * read-only instead, with the soft-dirty bit of the PTE it replaces, and
+ * the first write takes a cheap reuse fault, no copy, that sets the
+ * soft-dirty bit and clears the mark (htmm_ccow_reuse()).
  *
  * Left alone: shared and non-anonymous VMAs, mlocked VMAs, VMAs under
  * userfaultfd write protection, KSM pages, the zero page, pages that
@@ -112,7 +116,7 @@ static bool ccow_vma_ok(struct vm_area_struct *vma)
 	if (!vma_is_anonymous(vma) || !(vma->vm_flags & VM_WRITE))
 		return false;
 	if (vma->vm_flags & (VM_SHARED | VM_MAYSHARE | VM_LOCKED | VM_HUGETLB |
-			     VM_PFNMAP | VM_MIXEDMAP))
+			     VM_PFNMAP | VM_MIXEDMAP | VM_SHADOW_STACK))
 		return false;
 	return !userfaultfd_wp(vma);
 }
@@ -339,6 +343,13 @@ static void ccow_map_one(struct vm_area_struct *vma, pte_t *pte,
 	pte_t entry;
 
 	entry = mk_pte(&c->new->page, vma->vm_page_prot);
+	/*
+	 * Writable and clean: the first write dirties the PTE, without a
+	 * fault.  Under soft-dirty tracking, read-only, for the first write
+	 * to fault and make the PTE soft-dirty.
+	 */
+	if (!vma_soft_dirty_enabled(vma))
+		entry = maybe_mkwrite(entry, vma);
 	if (pte_soft_dirty(c->orig))
 		entry = pte_mksoft_dirty(entry);
 	folio_add_new_anon_rmap(c->new, vma, c->addr, RMAP_EXCLUSIVE);
@@ -715,13 +726,8 @@ bool __htmm_ccow_huge_fault(struct vm_fault *vmf)
 	return true;
 }
 
-/**
- * __htmm_ccow_reuse - A write fault reuses an exclusive anonymous page.
- * @page: The page; if it is a pre-copy, this is its first write.
- *
- * Context: Under the page table lock.
- */
-void __htmm_ccow_reuse(struct page *page)
+/* Clear the pre-copy mark of @page: it was written. */
+static void ccow_written(struct page *page)
 {
 	struct page_ext *ext = page_ext_get(page);
 
@@ -730,6 +736,30 @@ void __htmm_ccow_reuse(struct page *page)
 	if (test_bit(PAGE_EXT_HTMM_PRECOPY, &ext->flags))
 		clear_bit(PAGE_EXT_HTMM_PRECOPY, &ext->flags);
 	page_ext_put(ext);
+}
+
+/**
+ * __htmm_ccow_reuse - A write fault reuses an exclusive anonymous page.
+ * @page: The page; if it is a pre-copy, this is its first write.
+ *
+ * Context: Under the page table lock.
+ */
+void __htmm_ccow_reuse(struct page *page)
+{
+	ccow_written(page);
+}
+
+/**
+ * __htmm_ccow_zap - An anonymous small folio is unmapped.
+ * @folio: The folio.
+ * @ptent: The PTE that mapped it; if dirty, a pre-copy was written.
+ *
+ * Context: Under the page table lock.
+ */
+void __htmm_ccow_zap(struct folio *folio, pte_t ptent)
+{
+	if (pte_dirty(ptent) && !folio_test_large(folio))
+		ccow_written(&folio->page);
 }
 
 /**
