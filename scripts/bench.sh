@@ -36,7 +36,8 @@
 #                               every few seconds, under plain CoW, CoW on
 #                               THP and CCoW configurations (RUNS, default
 #                               3, guests; CCOW_ALPHAS, CCOW_CONFIGS,
-#                               CCOW_SECONDS: see scripts/guest/bench-ccow.sh)
+#                               CCOW_SECONDS, CCOW_OP_ITERS: see
+#                               scripts/guest/bench-ccow.sh)
 #   scripts/bench.sh tiering    tiering scenarios side by side (see
 #                               scripts/guest/bench-tiering.sh): converge
 #                               under no migration, NUMA-balancing tiering,
@@ -240,7 +241,7 @@ if [ "$what" = ccow ]; then
 		rc=0
 		"$HTMM_TOP/scripts/run-vm.sh" --fast 2048 --kernel "$kernel" \
 			--initrd "$GBUILD/initramfs.cpio" \
-			--append "guest_job=bench-ccow htmm=on quiet bench_alphas=$alphas ${configs:+bench_configs=$configs} bench_seconds=${CCOW_SECONDS:-20}" \
+			--append "guest_job=bench-ccow htmm=on quiet bench_alphas=$alphas ${configs:+bench_configs=$configs} bench_seconds=${CCOW_SECONDS:-20} bench_op_iters=${CCOW_OP_ITERS:-100}" \
 			--console "$log.console" --results "$log.txt" \
 			--timeout 5400 > /dev/null || rc=$?
 		[ "$rc" = 0 ] || warn "guest of run $r exited with $rc"

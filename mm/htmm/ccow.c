@@ -202,8 +202,13 @@ static struct page *ccow_shared_page(struct vm_area_struct *vma,
  * @r: The region.
  * @threshold: Per cent of its mapped pages that must be written.
  *
+ * Looks at the PTEs alone, as it runs at every copy-on-write fault: a
+ * page written since it was shared is mapped writable and dirty (copied,
+ * reused, or a pre-copy written since), a page still shared read-only.
+ * ccow_gather() checks each page it copies for itself.
+ *
  * Context: The mmap_lock or the VMA lock is held.
- * Return: The pages of the region still shared, if the written pages
+ * Return: The pages of the region mapped read-only, if the written pages
  * reach @threshold per cent of the mapped ones; 0 otherwise.
  */
 static unsigned long ccow_covered(struct vm_area_struct *vma, pmd_t *pmd,
@@ -219,15 +224,11 @@ static unsigned long ccow_covered(struct vm_area_struct *vma, pmd_t *pmd,
 	for (addr = r.start, pte = start_pte; addr < r.end;
 	     addr += PAGE_SIZE, pte++) {
 		pte_t ptent = ptep_get(pte);
-		struct page *page;
 
 		if (!pte_present(ptent))
 			continue;
-		page = vm_normal_page(vma, addr, ptent);
-		if (!page || !PageAnon(page))
-			continue;
 		mapped++;
-		if (!PageAnonExclusive(page))
+		if (!pte_write(ptent))
 			shared++;
 		else if (pte_dirty(ptent))
 			written++;

@@ -12,8 +12,13 @@
 #                  rest by the worker
 # Kernel command line (lists with commas): bench_alphas (0.9,1.0,1.1),
 # bench_configs (all),
-# bench_mib (256), bench_seconds (20), bench_fork_every (6),
-# bench_child_ms (3000).
+# bench_mib (256), bench_seconds (20), bench_fork_every (4),
+# bench_child_ms (1000), bench_op_iters (100).  The child lives 1 s, as
+# a snapshot of a few hundred MiB to a fast disk does, and each write
+# comes with 100 loop iterations of other work, so that the parent's
+# writes while the child lives cover part of the area, more of it the
+# lower the locality (without them, TCG's 3 M writes a second touch every
+# page of 256 MiB within the child's life at every exponent).
 # Each run prints "### run ALPHA CONFIG", ccowbench's output, and the
 # cgroup's CCoW counters over the run ("stat KEY DELTA").  Everything goes
 # to the results port (ttyS1); the host side is scripts/bench.sh ccow.
@@ -25,8 +30,9 @@ alphas=$(echo "${bench_alphas:-0.9,1.0,1.1}" | tr , ' ')
 configs=$(echo "${bench_configs:-cow,cow-thp,ccow-t0,ccow-t50,ccow-t80,ccow-t90,ccow-huge-t0,ccow-huge-t80,ccow-bounded}" | tr , ' ')
 mib=${bench_mib:-256}
 seconds=${bench_seconds:-20}
-every=${bench_fork_every:-6}
-child=${bench_child_ms:-3000}
+every=${bench_fork_every:-4}
+child=${bench_child_ms:-1000}
+op=${bench_op_iters:-100}
 
 echo "+memory" > /sys/fs/cgroup/cgroup.subtree_control
 mkdir -p $CG
@@ -59,7 +65,7 @@ setup() {
 	esac
 }
 
-echo "bench ccow mib $mib seconds $seconds fork_every $every child_ms $child"
+echo "bench ccow mib $mib seconds $seconds fork_every $every child_ms $child op_iters $op"
 for a in $alphas; do
 	for c in $configs; do
 		if ! extra=$(setup "$c"); then
@@ -69,7 +75,7 @@ for a in $alphas; do
 		echo "### run $a $c"
 		stats > /tmp/ccow.before
 		echo 3 > /proc/sys/vm/drop_caches
-		sh -c "echo \$\$ > $CG/cgroup.procs && exec /htmm/bin/ccowbench --mib $mib --alpha $a --seconds $seconds --fork-every $every --child-ms $child --cgroup $CG $extra"
+		sh -c "echo \$\$ > $CG/cgroup.procs && exec /htmm/bin/ccowbench --mib $mib --alpha $a --seconds $seconds --fork-every $every --child-ms $child --op-iters $op --cgroup $CG $extra"
 		echo "### exit $?"
 		stats | while read -r k v; do
 			echo "stat $k $((v - $(awk -v k="$k" '$1 == k { print $2 }' /tmp/ccow.before)))"

@@ -3,13 +3,15 @@
  * ccowbench: the CCoW micro-benchmark (scripts/guest/bench-ccow.sh).
  *
  *   ccowbench --mib M --alpha A --seconds S --fork-every F --child-ms C
- *             [--thp] [--cgroup DIR] [--seed N]
+ *             [--thp] [--cgroup DIR] [--seed N] [--op-iters N]
  *
  * Fills an anonymous area of M MiB (MADV_HUGEPAGE with --thp, else
  * MADV_NOHUGEPAGE), then writes 8 bytes at a time to pages drawn from a
  * zipfian distribution of exponent A over the area's pages, page i the
  * i-th most popular, so that the popular pages lie together as the hot
- * data of a real program does.  Every F seconds it forks a child that
+ * data of a real program does.  Each write comes with N iterations of a
+ * loop (--op-iters, default 0), the rest of the work of an update, so
+ * that writes are not all the program does.  Every F seconds it forks a child that
  * reads the whole area once, as a snapshot child writing it out would,
  * and exits C ms after the fork; meanwhile every write of the parent to a
  * page still shared takes a copy-on-write fault.
@@ -43,7 +45,7 @@
 #define BATCH		256
 
 static struct {
-	unsigned long mib, seconds, fork_every, child_ms, seed;
+	unsigned long mib, seconds, fork_every, child_ms, seed, op_iters;
 	double alpha;
 	int thp;
 	const char *cgroup;
@@ -192,6 +194,8 @@ static int parse(int argc, char **argv)
 			opt.fork_every = strtoul(v, &end, 10);
 		else if (!strcmp(a, "--child-ms"))
 			opt.child_ms = strtoul(v, &end, 10);
+		else if (!strcmp(a, "--op-iters"))
+			opt.op_iters = strtoul(v, &end, 10);
 		else if (!strcmp(a, "--seed"))
 			opt.seed = strtoul(v, &end, 10);
 		else
@@ -216,7 +220,7 @@ int main(int argc, char **argv)
 	char *p;
 
 	if (parse(argc, argv)) {
-		fprintf(stderr, "usage: ccowbench --mib M --alpha A --seconds S --fork-every F --child-ms C [--thp] [--cgroup DIR] [--seed N]\n");
+		fprintf(stderr, "usage: ccowbench --mib M --alpha A --seconds S --fork-every F --child-ms C [--thp] [--cgroup DIR] [--seed N] [--op-iters N]\n");
 		return 2;
 	}
 	len = opt.mib << 20;
@@ -234,6 +238,10 @@ int main(int argc, char **argv)
 	for (;;) {
 		for (b = 0; b < BATCH; b++) {
 			size_t pg = zipf_pick(cdf, n, &s);
+			volatile unsigned long w;
+
+			for (w = 0; w < opt.op_iters; w++)
+				;
 
 			((uint64_t *)(p + pg * 4096))[xorshift(&s) & 511] = total + b;
 		}
