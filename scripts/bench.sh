@@ -241,7 +241,7 @@ if [ "$what" = ccow ]; then
 		rc=0
 		"$HTMM_TOP/scripts/run-vm.sh" --fast 2048 --kernel "$kernel" \
 			--initrd "$GBUILD/initramfs.cpio" \
-			--append "guest_job=bench-ccow htmm=on quiet bench_alphas=$alphas ${configs:+bench_configs=$configs} bench_seconds=${CCOW_SECONDS:-20} bench_op_iters=${CCOW_OP_ITERS:-100}" \
+			--append "guest_job=bench-ccow htmm=on quiet bench_alphas=$alphas ${configs:+bench_configs=$configs} bench_seconds=${CCOW_SECONDS:-20} bench_op_iters=${CCOW_OP_ITERS:-1000}" \
 			--console "$log.console" --results "$log.txt" \
 			--timeout 5400 > /dev/null || rc=$?
 		[ "$rc" = 0 ] || warn "guest of run $r exited with $rc"

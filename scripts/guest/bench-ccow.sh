@@ -12,13 +12,14 @@
 #                  rest by the worker
 # Kernel command line (lists with commas): bench_alphas (0.9,1.0,1.1),
 # bench_configs (all),
-# bench_mib (256), bench_seconds (20), bench_fork_every (4),
-# bench_child_ms (1000), bench_op_iters (100).  The child lives 1 s, as
-# a snapshot of a few hundred MiB to a fast disk does, and each write
-# comes with 100 loop iterations of other work, so that the parent's
-# writes while the child lives cover part of the area, more of it the
-# lower the locality (without them, TCG's 3 M writes a second touch every
-# page of 256 MiB within the child's life at every exponent).
+# bench_mib (384), bench_seconds (20), bench_fork_every (4),
+# bench_child_ms (1000), bench_op_iters (1000).  The child lives 1 s, as a
+# snapshot of a few hundred MiB to a fast disk does, and each write comes
+# with 1000 loop iterations of other work (about 200 k writes a second
+# under TCG), so that the parent's writes between two forks leave part of
+# the area unwritten, the more the higher the exponent.  Without that
+# work, TCG's 3 M writes a second write every page of 256 MiB within the
+# child's life at every exponent, and locality makes no difference.
 # Each run prints "### run ALPHA CONFIG", ccowbench's output, and the
 # cgroup's CCoW counters over the run ("stat KEY DELTA").  Everything goes
 # to the results port (ttyS1); the host side is scripts/bench.sh ccow.
@@ -28,11 +29,11 @@ H=/sys/kernel/mm/htmm
 THP=/sys/kernel/mm/transparent_hugepage/enabled
 alphas=$(echo "${bench_alphas:-0.9,1.0,1.1}" | tr , ' ')
 configs=$(echo "${bench_configs:-cow,cow-thp,ccow-t0,ccow-t50,ccow-t80,ccow-t90,ccow-huge-t0,ccow-huge-t80,ccow-bounded}" | tr , ' ')
-mib=${bench_mib:-256}
+mib=${bench_mib:-384}
 seconds=${bench_seconds:-20}
 every=${bench_fork_every:-4}
 child=${bench_child_ms:-1000}
-op=${bench_op_iters:-100}
+op=${bench_op_iters:-1000}
 
 echo "+memory" > /sys/fs/cgroup/cgroup.subtree_control
 mkdir -p $CG
