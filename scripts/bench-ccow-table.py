@@ -5,6 +5,7 @@ kernel (bench/results/ccow/<kernel>/*.txt, one guest run each; see
 scripts/guest/bench-ccow.sh).
 
   bench-ccow-table.py [--figures DIR] RESULTS_DIR
+  bench-ccow-table.py --redis RESULTS_DIR   (scripts/bench.sh ccow-redis)
 
 Per zipfian exponent and configuration, medians over runs (and over the
 forks of a run that had their whole interval):
@@ -19,6 +20,10 @@ forks of a run that had their whole interval):
   fork, in MiB;
 - unnecessary pre-copies: pre-copied pages freed unwritten over pages
   pre-copied, from memory.htmm_stat.
+With --redis, the Redis snapshot table: YCSB workload A's operations per
+second relative to plain CoW, snapshots finished, the most the server's
+cgroup rose above its level after the load (MiB), pre-copies and the
+share of them never written; medians over runs.
 With --figures, one figure per exponent: throughput over the time around
 a fork, averaged over forks and runs, relative to the second before the
 fork, a line per configuration.
@@ -163,11 +168,72 @@ def figures(d, runs, alphas, cfgs):
         print('figure: %s' % png)
 
 
+REDIS_ORDER = ['cow', 'cow-thp', 'ccow-t0', 'ccow-t50', 'ccow-t80', 'ccow-t90',
+               'ccow-huge-t0']
+
+
+def parse_redis(path):
+    """Yield (config, run dict) for each Redis run of a file."""
+    cur = None
+    for line in open(path):
+        w = line.split()
+        if w[:2] == ['###', 'run'] and len(w) > 3:
+            if cur:
+                yield cur['config'], cur
+            cur = {'config': w[3], 'stat': {}, 'exit': None}
+        elif cur is None or not w:
+            continue
+        elif w[:3] == ['wl', 'result', 'phase']:
+            cur['ops_s'] = float(w[w.index('ops_per_s') + 1])
+        elif w[:2] == ['wl', 'check']:
+            cur['check'] = w[2]
+        elif w[0] == 'snapshots':
+            cur['snapshots'] = int(w[1])
+        elif w[0] == 'mem_extra_kb':
+            cur['extra_mb'] = int(w[1]) / 1024
+        elif w[0] == 'stat':
+            cur['stat'][w[1]] = int(w[2])
+        elif w[:2] == ['###', 'exit']:
+            cur['exit'] = int(w[2])
+    if cur:
+        yield cur['config'], cur
+
+
+def redis_table(d):
+    runs = {}
+    files = sorted(glob.glob(os.path.join(d, '*.txt')))
+    for p in files:
+        for c, r in parse_redis(p):
+            if r['exit'] == 0 and r.get('check') == 'ok' and 'ops_s' in r:
+                runs.setdefault(c, []).append(r)
+    print('Redis snapshots, kernel %s, %d guest runs' %
+          (os.path.basename(os.path.normpath(d)), len(files)))
+    print('| configuration | runs | ops/s | vs CoW | snapshots | extra memory MiB | '
+          'pre-copied pages | unnecessary pre-copies |')
+    print('| --- | --- | --- | --- | --- | --- | --- | --- |')
+    base = med([r['ops_s'] for r in runs.get('cow', [])])
+    for c in [c for c in REDIS_ORDER if c in runs]:
+        rs = runs[c]
+        ops = med([r['ops_s'] for r in rs])
+        unused = [r['stat'].get('ccow_precopy_unused', 0) / r['stat']['ccow_precopied']
+                  for r in rs if r['stat'].get('ccow_precopied')]
+        print('| %s | %d | %.0f | %s | %s | %s | %s | %s |' % (
+            c, len(rs), ops, fmt(ops / base if base else None),
+            fmt(med([r.get('snapshots', 0) for r in rs]), '%.0f'),
+            fmt(med([r.get('extra_mb', 0) for r in rs]), '%.1f'),
+            fmt(med([r['stat'].get('ccow_precopied', 0) for r in rs]), '%.0f'),
+            fmt(med(unused) * 100 if unused else None, '%.1f%%')))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--figures')
+    ap.add_argument('--redis', action='store_true')
     ap.add_argument('dir')
     a = ap.parse_args()
+    if a.redis:
+        redis_table(a.dir)
+        return
     runs = {}
     files = sorted(glob.glob(os.path.join(a.dir, '*.txt')))
     for p in files:

@@ -38,6 +38,10 @@
 #                               3, guests; CCOW_ALPHAS, CCOW_CONFIGS,
 #                               CCOW_SECONDS, CCOW_OP_ITERS: see
 #                               scripts/guest/bench-ccow.sh)
+#   scripts/bench.sh ccow-redis Redis snapshots (BGSAVE every 2 s) under
+#                               YCSB workload A, plain CoW against CCoW
+#                               (RUNS, default 3, guests; CCOW_CONFIGS;
+#                               see scripts/guest/bench-ccow-redis.sh)
 #   scripts/bench.sh tiering    tiering scenarios side by side (see
 #                               scripts/guest/bench-tiering.sh): converge
 #                               under no migration, NUMA-balancing tiering,
@@ -101,7 +105,7 @@ run_id() {
 
 what=${1:-sampling}
 case "$what" in
-sampling|tiering|scale|tenants|model|workloads|ccow) ;;
+sampling|tiering|scale|tenants|model|workloads|ccow|ccow-redis) ;;
 workloads-table)
 	d=$HTMM_TOP/bench/results/workloads/${2:-$(kernel_id)}
 	[ -d "$d" ] || die "no results in $d"
@@ -141,7 +145,7 @@ if [ -n "${BENCH_COMMIT:-}" ]; then
 fi
 BUILD=$GBUILD "$GTOP/scripts/build-kernel.sh" demo >&2
 BUILD=$GBUILD "$GTOP/scripts/mkinitramfs.sh" "$GBUILD/initramfs.cpio" > /dev/null
-if [ "$what" = workloads ]; then
+if [ "$what" = workloads ] || [ "$what" = ccow-redis ]; then
 	BUILD=$GBUILD "$GTOP/scripts/mkinitramfs.sh" --workloads "$GBUILD/workloads.cpio" > /dev/null
 	cat "$GBUILD/initramfs.cpio" "$GBUILD/workloads.cpio" > "$GBUILD/initramfs-workloads.cpio"
 fi
@@ -251,6 +255,24 @@ if [ "$what" = ccow ]; then
 	note "results: ${results#"$HTMM_TOP"/}"
 	exec python3 "$HTMM_TOP/scripts/bench-ccow-table.py" \
 		--figures "$HTMM_TOP/bench/figures" "$results"
+fi
+if [ "$what" = ccow-redis ]; then
+	configs=$(echo ${CCOW_CONFIGS:-} | tr ' ' ,)
+	for r in $(seq 1 "$runs"); do
+		note "ccow-redis: run $r of $runs"
+		log=$BUILD/logs/bench-ccow-redis
+		rc=0
+		"$HTMM_TOP/scripts/run-vm.sh" --fast 2048 --kernel "$kernel" \
+			--initrd "$GBUILD/initramfs-workloads.cpio" \
+			--append "guest_job=bench-ccow-redis htmm=on quiet rootfstype=ramfs ${configs:+bench_configs=$configs}" \
+			--console "$log.console" --results "$log.txt" \
+			--timeout 5400 > /dev/null || rc=$?
+		[ "$rc" = 0 ] || warn "guest of run $r exited with $rc"
+		{ echo "# bench ccow-redis, kernel $kid, $(date -u +%FT%TZ), guest exit $rc"
+		  tr -d '\r' < "$log.txt"; } > "$results/$(run_id).txt"
+	done
+	note "results: ${results#"$HTMM_TOP"/}"
+	exec python3 "$HTMM_TOP/scripts/bench-ccow-table.py" --redis "$results"
 fi
 if [ "$what" = tenants ]; then
 	for r in $(seq 1 "$runs"); do
