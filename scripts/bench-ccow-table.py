@@ -35,7 +35,7 @@ import statistics
 import subprocess
 
 ORDER = ['cow', 'cow-thp', 'ccow-t0', 'ccow-t50', 'ccow-t80', 'ccow-t90',
-         'ccow-huge-t0', 'ccow-huge-t80', 'ccow-bounded']
+         'ccow-huge-t0', 'ccow-huge-t80', 'ccow-bounded', 'ccow-bounded-t0']
 TICK_MS = 100
 
 

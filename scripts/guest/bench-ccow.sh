@@ -8,8 +8,8 @@
 #                  pages, the whole region copied in the fault)
 #   ccow-huge-t0, ccow-huge-t80  CCoW on huge pages, copies of whole huge
 #                  pages (htmm_ccow_huge 1)
-#   ccow-bounded   threshold 80, at most 256 KiB copied in the fault, the
-#                  rest by the worker
+#   ccow-bounded, ccow-bounded-t0  threshold 80 or 0, at most 256 KiB
+#                  copied in the fault, the rest by the worker
 # Kernel command line (lists with commas): bench_alphas (0.9,1.0,1.1),
 # bench_configs (all),
 # bench_mib (384), bench_seconds (20), bench_fork_every (4),
@@ -28,7 +28,7 @@ CG=/sys/fs/cgroup/ccowbench
 H=/sys/kernel/mm/htmm
 THP=/sys/kernel/mm/transparent_hugepage/enabled
 alphas=$(echo "${bench_alphas:-0.9,1.0,1.1}" | tr , ' ')
-configs=$(echo "${bench_configs:-cow,cow-thp,ccow-t0,ccow-t50,ccow-t80,ccow-t90,ccow-huge-t0,ccow-huge-t80,ccow-bounded}" | tr , ' ')
+configs=$(echo "${bench_configs:-cow,cow-thp,ccow-t0,ccow-t50,ccow-t80,ccow-t90,ccow-huge-t0,ccow-huge-t80,ccow-bounded,ccow-bounded-t0}" | tr , ' ')
 mib=${bench_mib:-384}
 seconds=${bench_seconds:-20}
 every=${bench_fork_every:-4}
@@ -62,6 +62,9 @@ setup() {
 	ccow-bounded) echo 80 > $H/htmm_ccow_threshold
 		      echo 256 > $H/htmm_ccow_max_sync_kb
 		      echo always > $H/htmm_ccow_enabled ;;
+	ccow-bounded-t0) echo 0 > $H/htmm_ccow_threshold
+			 echo 256 > $H/htmm_ccow_max_sync_kb
+			 echo always > $H/htmm_ccow_enabled ;;
 	*) return 1 ;;
 	esac
 }
