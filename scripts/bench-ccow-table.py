@@ -23,7 +23,9 @@ forks of a run that had their whole interval):
 With --redis, the Redis snapshot table: YCSB workload A's operations per
 second relative to plain CoW, snapshots finished, the most the server's
 cgroup rose above its level after the load (MiB), pre-copies and the
-share of them never written; medians over runs.
+share of them never written (with 1000 pre-copies or more: pre-copies of
+the load phase freed during the run count as unused then); medians over
+runs.
 With --figures, one figure per exponent: throughput over the time around
 a fork, averaged over forks and runs, relative to the second before the
 fork, a line per configuration.
@@ -215,8 +217,10 @@ def redis_table(d):
     for c in [c for c in REDIS_ORDER if c in runs]:
         rs = runs[c]
         ops = med([r['ops_s'] for r in rs])
+        # Below 1000 pre-copies, those of the load phase freed during the
+        # run (counted then) would make the share meaningless.
         unused = [r['stat'].get('ccow_precopy_unused', 0) / r['stat']['ccow_precopied']
-                  for r in rs if r['stat'].get('ccow_precopied')]
+                  for r in rs if r['stat'].get('ccow_precopied', 0) >= 1000]
         print('| %s | %d | %.0f | %s | %s | %s | %s | %s |' % (
             c, len(rs), ops, fmt(ops / base if base else None),
             fmt(med([r.get('snapshots', 0) for r in rs]), '%.0f'),
