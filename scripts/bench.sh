@@ -31,6 +31,17 @@
 #                               run a guest under the QEMU plugin, whose
 #                               modelled time is the performance figure
 #                               (see the section below)
+#   scripts/bench.sh ccow       the CCoW micro-benchmark (tools/htmm/
+#                               ccowbench.c): zipfian writes with a fork
+#                               every few seconds, under plain CoW, CoW on
+#                               THP and CCoW configurations (RUNS, default
+#                               3, guests; CCOW_ALPHAS, CCOW_CONFIGS,
+#                               CCOW_SECONDS, CCOW_OP_ITERS: see
+#                               scripts/guest/bench-ccow.sh)
+#   scripts/bench.sh ccow-redis Redis snapshots (BGSAVE every 2 s) under
+#                               YCSB workload A, plain CoW against CCoW
+#                               (RUNS, default 3, guests; CCOW_CONFIGS;
+#                               see scripts/guest/bench-ccow-redis.sh)
 #   scripts/bench.sh tiering    tiering scenarios side by side (see
 #                               scripts/guest/bench-tiering.sh): converge
 #                               under no migration, NUMA-balancing tiering,
@@ -94,17 +105,22 @@ run_id() {
 
 what=${1:-sampling}
 case "$what" in
-sampling|tiering|scale|tenants|model|workloads) ;;
+sampling|tiering|scale|tenants|model|workloads|ccow|ccow-redis) ;;
 workloads-table)
 	d=$HTMM_TOP/bench/results/workloads/${2:-$(kernel_id)}
 	[ -d "$d" ] || die "no results in $d"
 	exec python3 "$HTMM_TOP/scripts/bench-workloads-table.py" render \
 		--figures "$HTMM_TOP/bench/figures" "$d" ;;
+ccow-table)
+	d=$HTMM_TOP/bench/results/ccow/${2:-$(kernel_id)}
+	[ -d "$d" ] || die "no results in $d"
+	exec python3 "$HTMM_TOP/scripts/bench-ccow-table.py" \
+		--figures "$HTMM_TOP/bench/figures" "$d" ;;
 table)
 	d=$HTMM_TOP/bench/results/tiering/${2:-$(kernel_id)}
 	[ -d "$d" ] || die "no results in $d"
 	exec python3 "$HTMM_TOP/scripts/bench-table.py" "$d" ;;
-*) die "unknown benchmark '$what' (sampling, tiering, scale, tenants, model, workloads, table or workloads-table)" ;;
+*) die "unknown benchmark '$what' (sampling, tiering, scale, tenants, model, workloads, ccow, table, workloads-table or ccow-table)" ;;
 esac
 need_packages "${BUILD_PACKAGES[@]}"
 # The guest side's tree (GTOP) and build directory (GBUILD).
@@ -129,7 +145,7 @@ if [ -n "${BENCH_COMMIT:-}" ]; then
 fi
 BUILD=$GBUILD "$GTOP/scripts/build-kernel.sh" demo >&2
 BUILD=$GBUILD "$GTOP/scripts/mkinitramfs.sh" "$GBUILD/initramfs.cpio" > /dev/null
-if [ "$what" = workloads ]; then
+if [ "$what" = workloads ] || [ "$what" = ccow-redis ]; then
 	BUILD=$GBUILD "$GTOP/scripts/mkinitramfs.sh" --workloads "$GBUILD/workloads.cpio" > /dev/null
 	cat "$GBUILD/initramfs.cpio" "$GBUILD/workloads.cpio" > "$GBUILD/initramfs-workloads.cpio"
 fi
@@ -218,6 +234,45 @@ if [ "$what" = model ]; then
 	done
 	note "results: ${results#"$HTMM_TOP"/}"
 	exec python3 "$HTMM_TOP/scripts/bench-model-table.py" "$results"
+fi
+if [ "$what" = ccow ]; then
+	# Lists go to the guest's command line with commas for spaces.
+	alphas=$(echo ${CCOW_ALPHAS:-0.9 1.0 1.1} | tr ' ' ,)
+	configs=$(echo ${CCOW_CONFIGS:-} | tr ' ' ,)
+	for r in $(seq 1 "$runs"); do
+		note "ccow: run $r of $runs"
+		log=$BUILD/logs/bench-ccow
+		rc=0
+		"$HTMM_TOP/scripts/run-vm.sh" --fast 2048 --kernel "$kernel" \
+			--initrd "$GBUILD/initramfs.cpio" \
+			--append "guest_job=bench-ccow htmm=on quiet bench_alphas=$alphas ${configs:+bench_configs=$configs} bench_seconds=${CCOW_SECONDS:-20} bench_op_iters=${CCOW_OP_ITERS:-1000}" \
+			--console "$log.console" --results "$log.txt" \
+			--timeout 5400 > /dev/null || rc=$?
+		[ "$rc" = 0 ] || warn "guest of run $r exited with $rc"
+		{ echo "# bench ccow, kernel $kid, $(date -u +%FT%TZ), guest exit $rc"
+		  tr -d '\r' < "$log.txt"; } > "$results/$(run_id).txt"
+	done
+	note "results: ${results#"$HTMM_TOP"/}"
+	exec python3 "$HTMM_TOP/scripts/bench-ccow-table.py" \
+		--figures "$HTMM_TOP/bench/figures" "$results"
+fi
+if [ "$what" = ccow-redis ]; then
+	configs=$(echo ${CCOW_CONFIGS:-} | tr ' ' ,)
+	for r in $(seq 1 "$runs"); do
+		note "ccow-redis: run $r of $runs"
+		log=$BUILD/logs/bench-ccow-redis
+		rc=0
+		"$HTMM_TOP/scripts/run-vm.sh" --fast 2048 --kernel "$kernel" \
+			--initrd "$GBUILD/initramfs-workloads.cpio" \
+			--append "guest_job=bench-ccow-redis htmm=on quiet rootfstype=ramfs ${configs:+bench_configs=$configs}" \
+			--console "$log.console" --results "$log.txt" \
+			--timeout 5400 > /dev/null || rc=$?
+		[ "$rc" = 0 ] || warn "guest of run $r exited with $rc"
+		{ echo "# bench ccow-redis, kernel $kid, $(date -u +%FT%TZ), guest exit $rc"
+		  tr -d '\r' < "$log.txt"; } > "$results/$(run_id).txt"
+	done
+	note "results: ${results#"$HTMM_TOP"/}"
+	exec python3 "$HTMM_TOP/scripts/bench-ccow-table.py" --redis "$results"
 fi
 if [ "$what" = tenants ]; then
 	for r in $(seq 1 "$runs"); do

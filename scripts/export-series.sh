@@ -73,6 +73,11 @@ added=()
 add_paths() {
 	local p
 	for p in "$@"; do
+		if [ "${p#!}" != "$p" ]; then
+			# Left out of this commit: a later line of the series adds it.
+			gitq rm -q --cached "${p#!}" && rm -f "${p#!}"
+			continue
+		fi
 		[ -e "$HTMM_TOP/$p" ] || die "series names $p, which does not exist"
 		mkdir -p "$(dirname "$p")"
 		cp -a "$HTMM_TOP/$p" "$(dirname "$p")/"

@@ -80,7 +80,7 @@ gcc -static -O2 -Wall -Wextra -Werror -I"$SRC/tools/testing/selftests" \
 # Guest helper programs of our own.
 for c in "$HTMM_TOP"/tools/htmm/*.c; do
 	[ -e "$c" ] || continue
-	gcc -static -O2 -Wall -Wextra -Werror -o "$root/htmm/bin/$(basename "$c" .c)" "$c" ||
+	gcc -static -O2 -Wall -Wextra -Werror -o "$root/htmm/bin/$(basename "$c" .c)" "$c" -lm ||
 		die "building $(basename "$c") failed"
 done
 

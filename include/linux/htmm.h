@@ -11,6 +11,7 @@
 
 #include <linux/gfp_types.h>
 #include <linux/jump_label.h>
+#include <linux/mm_types.h>
 #include <linux/types.h>
 
 struct folio;
@@ -19,6 +20,88 @@ struct mem_cgroup;
 struct mm_struct;
 struct page;
 struct page_ext_operations;
+struct vm_fault;
+
+#ifdef CONFIG_HTMM_CCOW
+/* On from the first time htmm_ccow_enabled is not "never" (ccow.c). */
+DECLARE_STATIC_KEY_FALSE(htmm_ccow_key);
+
+void __htmm_ccow_fault(struct vm_fault *vmf);
+bool __htmm_ccow_huge_fault(struct vm_fault *vmf);
+void __htmm_ccow_reuse(struct page *page);
+void __htmm_ccow_zap(struct folio *folio, pte_t ptent);
+void __htmm_ccow_uncharge(struct folio *folio, struct mem_cgroup *memcg);
+void __htmm_ccow_migrate(struct folio *old, struct folio *new);
+
+/**
+ * htmm_ccow_fault - A copy-on-write fault is done: CCoW may copy more.
+ * @vmf: The fault.
+ * @ret: What wp_page_copy() returned; 0 if it copied the page.
+ *
+ * Context: The mmap_lock or the VMA lock is held; may sleep.
+ */
+static inline void htmm_ccow_fault(struct vm_fault *vmf, vm_fault_t ret)
+{
+	if (static_branch_unlikely(&htmm_ccow_key) && !ret)
+		__htmm_ccow_fault(vmf);
+}
+
+/**
+ * htmm_ccow_huge_fault - A CoW fault on a shared huge page: copy it whole?
+ * @vmf: The fault; no page table lock is held.
+ *
+ * Context: The mmap_lock or the VMA lock is held; may sleep.
+ * Return: true if the fault is done (the caller returns 0), false if the
+ * caller splits the PMD as usual.
+ */
+static inline bool htmm_ccow_huge_fault(struct vm_fault *vmf)
+{
+	return static_branch_unlikely(&htmm_ccow_key) &&
+	       __htmm_ccow_huge_fault(vmf);
+}
+
+/**
+ * htmm_ccow_reuse - A write fault reuses an exclusive anonymous page.
+ * @page: The page.
+ *
+ * Context: Under the page table lock.
+ */
+static inline void htmm_ccow_reuse(struct page *page)
+{
+	if (static_branch_unlikely(&htmm_ccow_key))
+		__htmm_ccow_reuse(page);
+}
+
+/**
+ * htmm_ccow_zap - An anonymous folio is unmapped: was it a pre-copy, written?
+ * @folio: The folio.
+ * @ptent: The PTE that mapped it.
+ *
+ * Context: Under the page table lock.
+ */
+static inline void htmm_ccow_zap(struct folio *folio, pte_t ptent)
+{
+	if (static_branch_unlikely(&htmm_ccow_key))
+		__htmm_ccow_zap(folio, ptent);
+}
+#else
+static inline void htmm_ccow_fault(struct vm_fault *vmf, vm_fault_t ret)
+{
+}
+
+static inline bool htmm_ccow_huge_fault(struct vm_fault *vmf)
+{
+	return false;
+}
+
+static inline void htmm_ccow_reuse(struct page *page)
+{
+}
+
+static inline void htmm_ccow_zap(struct folio *folio, pte_t ptent)
+{
+}
+#endif /* CONFIG_HTMM_CCOW */
 
 /**
  * struct htmm_collapse - What khugepaged learns about a range from htmm.
@@ -90,6 +173,10 @@ static inline void htmm_uncharge(struct folio *folio, struct mem_cgroup *memcg)
 {
 	if (static_branch_unlikely(&htmm_meta_key))
 		htmm_uncharge_folio(folio, memcg);
+#ifdef CONFIG_HTMM_CCOW
+	if (static_branch_unlikely(&htmm_ccow_key))
+		__htmm_ccow_uncharge(folio, memcg);
+#endif
 }
 
 /**
@@ -107,6 +194,10 @@ static inline void htmm_migrate(struct folio *old, struct folio *new,
 {
 	if (static_branch_unlikely(&htmm_meta_key))
 		htmm_migrate_folio(old, new, memcg);
+#ifdef CONFIG_HTMM_CCOW
+	if (static_branch_unlikely(&htmm_ccow_key))
+		__htmm_ccow_migrate(old, new);
+#endif
 }
 
 /**

@@ -51,6 +51,26 @@ struct htmm_params {
 	unsigned int fast_latency_ns;		/* fast tier access latency */
 	unsigned int slow_latency_ns;		/* slow tier access latency */
 	unsigned int split_cooldown_ms;		/* no re-collapse before this */
+#ifdef CONFIG_HTMM_CCOW
+	unsigned int ccow_enabled;		/* enum htmm_ccow_mode */
+	unsigned int ccow_region_kb;		/* a power of two, <= PMD */
+	unsigned int ccow_threshold;		/* per cent written */
+	unsigned int ccow_max_sync_kb;		/* copied in the fault */
+	unsigned int ccow_huge;			/* whole PMD regions: a huge copy */
+#endif
+};
+
+enum htmm_ccow_mode {
+	HTMM_CCOW_NEVER,
+	HTMM_CCOW_ALWAYS,
+	HTMM_CCOW_HTMM,		/* mms of cgroups with htmm enabled */
+	HTMM_CCOW_NR_MODES,
+};
+
+/* CCoW's counters of a cgroup, in the order of their vm events. */
+#define HTMM_CCOW_NR_STATS	5
+struct htmm_ccow_stat {
+	atomic_long_t nr[HTMM_CCOW_NR_STATS];
 };
 
 enum htmm_sampler {
@@ -253,6 +273,7 @@ struct htmm_memcg {
 	u64 nr_split_failed;
 	u64 nr_split_for_room;		/* ... of them to free a full node */
 	u64 skew_hist[HTMM_NR_SKEW];	/* huge pages seen in the last round */
+	struct htmm_ccow_stat ccow;	/* atomic, no lock */
 
 	/*
 	 * Enabled with no enabled ancestor: its budgets count in the
@@ -283,6 +304,17 @@ static inline struct htmm_memcg *htmm_memcg(struct mem_cgroup *memcg)
 
 int htmm_memcg_set_enabled(struct mem_cgroup *memcg, bool enable,
 			   bool may_start);
+bool htmm_path_enabled(struct mem_cgroup *memcg);
+
+#ifdef CONFIG_HTMM_CCOW
+void htmm_ccow_stat(struct mem_cgroup *memcg, struct seq_file *m);
+int htmm_ccow_enabled_changed(void);
+#else
+static inline void htmm_ccow_stat(struct mem_cgroup *memcg,
+				  struct seq_file *m)
+{
+}
+#endif
 
 /* core.c: htmm=on on the kernel command line; set before page_ext init. */
 extern bool htmm_boot_on;

@@ -397,8 +397,13 @@ static bool htmm_node_full(int nid, void *arg)
 					      ctx->flush), ctx->nr);
 }
 
-/* Is there a cgroup with htmm enabled on the path of @memcg? */
-static bool htmm_path_enabled(struct mem_cgroup *memcg)
+/**
+ * htmm_path_enabled - Is there a cgroup with htmm enabled on a path?
+ * @memcg: The cgroup; its ancestors count too.
+ *
+ * Return: true if @memcg or one of its ancestors has htmm enabled.
+ */
+bool htmm_path_enabled(struct mem_cgroup *memcg)
 {
 	return READ_ONCE(htmm_memcg(memcg)->enabled) ||
 	       htmm_ancestor_enabled(memcg);
@@ -560,6 +565,7 @@ static int htmm_stat_show(struct seq_file *m, void *v)
 	seq_printf(m, "alloc_over_limit %ld\n",
 		   atomic_long_read(&hm->nr_alloc_over_limit));
 	htmm_memcg_stat(memcg, m);
+	htmm_ccow_stat(memcg, m);
 	htmm_sampler_stat(m);
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include <linux/kernel.h>
 #include <linux/kobject.h>
 #include <linux/kstrtox.h>
+#include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/string.h>
@@ -48,6 +49,13 @@ struct htmm_params htmm_params = {
 	.fast_latency_ns	= 100,
 	.slow_latency_ns	= 250,
 	.split_cooldown_ms	= 300000,
+#ifdef CONFIG_HTMM_CCOW
+	.ccow_enabled		= HTMM_CCOW_NEVER,
+	.ccow_region_kb		= 2048,
+	.ccow_threshold		= 80,
+	.ccow_max_sync_kb	= 2048,
+	.ccow_huge		= 1,
+#endif
 };
 
 /* Set once the administrator wrote a tier latency: firmware stays out. */
@@ -174,6 +182,19 @@ static int htmm_check_demotion_wmark(unsigned int val)
 	return -EINVAL;
 }
 
+#ifdef CONFIG_HTMM_CCOW
+/* A CCoW region is a power of two from 64 KiB to a PMD's span. */
+static int htmm_check_ccow_region(unsigned int val)
+{
+	if (is_power_of_2(val) && val >= (PAGE_SIZE >> 10) &&
+	    (u64)val << 10 <= PMD_SIZE)
+		return 0;
+	pr_info_ratelimited("htmm_ccow_region_kb must be a power of two up to %lu\n",
+			    PMD_SIZE >> 10);
+	return -EINVAL;
+}
+#endif
+
 static ssize_t htmm_tunable_show(struct kobject *kobj,
 				 struct kobj_attribute *attr, char *buf)
 {
@@ -273,6 +294,13 @@ static struct htmm_tunable htmm_tunables[] = {
 	HTMM_TUNABLE_CHECK(htmm_slow_latency_ns, slow_latency_ns, 2, 1000000,
 			   htmm_check_slow_latency, htmm_latency_written),
 	HTMM_TUNABLE(htmm_split_cooldown_ms, split_cooldown_ms, 0, 3600000),
+#ifdef CONFIG_HTMM_CCOW
+	HTMM_TUNABLE_CHECK(htmm_ccow_region_kb, ccow_region_kb, 64, 2048,
+			   htmm_check_ccow_region, NULL),
+	HTMM_TUNABLE(htmm_ccow_threshold, ccow_threshold, 0, 100),
+	HTMM_TUNABLE(htmm_ccow_max_sync_kb, ccow_max_sync_kb, 0, 2048),
+	HTMM_TUNABLE(htmm_ccow_huge, ccow_huge, 0, 1),
+#endif
 };
 
 /* A tunable that takes one word out of a list; the value is its index. */
@@ -351,6 +379,23 @@ static const char * const htmm_perf_event_words[HTMM_NR_PERF_EVENTS] = {
 #define HTMM_CHOICE(_name, _field, _words, _nr, _changed)		\
 	HTMM_CHOICE_CHECK(_name, _field, _words, _nr, NULL, _changed)
 
+#ifdef CONFIG_HTMM_CCOW
+static const char * const htmm_ccow_words[HTMM_CCOW_NR_MODES] = {
+	[HTMM_CCOW_NEVER] = "never",
+	[HTMM_CCOW_ALWAYS] = "always",
+	[HTMM_CCOW_HTMM] = "htmm",
+};
+
+/* The pre-copy marks live in page_ext, which htmm=on sets up. */
+static int htmm_check_ccow_enabled(unsigned int val)
+{
+	if (val == HTMM_CCOW_NEVER || htmm_available())
+		return 0;
+	pr_info_ratelimited("htmm_ccow_enabled needs the kernel booted with htmm=on\n");
+	return -ENODEV;
+}
+#endif
+
 static struct htmm_choice htmm_choices[] = {
 	HTMM_CHOICE(htmm_cxl_mode, cxl_mode, htmm_onoff_words, 2, NULL),
 	HTMM_CHOICE(htmm_sampler, sampler, htmm_sampler_words,
@@ -358,6 +403,11 @@ static struct htmm_choice htmm_choices[] = {
 	HTMM_CHOICE_CHECK(htmm_perf_event, perf_event, htmm_perf_event_words,
 			  HTMM_NR_PERF_EVENTS, htmm_check_perf_event,
 			  htmm_sampler_restart),
+#ifdef CONFIG_HTMM_CCOW
+	HTMM_CHOICE_CHECK(htmm_ccow_enabled, ccow_enabled, htmm_ccow_words,
+			  HTMM_CCOW_NR_MODES, htmm_check_ccow_enabled,
+			  htmm_ccow_enabled_changed),
+#endif
 };
 
 /* state: read-only, "on" or why htmm is off (htmm=on not given). */
