@@ -52,6 +52,12 @@ static struct {
 } opt = { .mib = 256, .seconds = 40, .fork_every = 8, .child_ms = 4000,
 	  .alpha = 1.0, .seed = 1 };
 
+static const char fork_fmt[] =
+	"fork %d at_ms %ld pre_wps %.0f dip %.3f recover_ms %ld minflt %ld mem_extra_kb %lld\n";
+static const char usage[] =
+	"usage: ccowbench --mib M --alpha A --seconds S --fork-every F --child-ms C\n"
+	"                 [--thp] [--cgroup DIR] [--seed N] [--op-iters N]\n";
+
 static uint64_t ticks[MAX_TICKS];	/* writes per tick */
 static long long mem_tick[MAX_TICKS];	/* memory.current at each tick */
 
@@ -131,13 +137,15 @@ static long minflt(void)
 }
 
 /* The child: read the area once, as a snapshot does, then wait to exit. */
-static void child(const volatile char *p, size_t len, double t_fork)
+static void child(const char *p, size_t len, double t_fork)
 {
 	uint64_t sum = 0;
 	size_t i;
 
-	for (i = 0; i < len; i += 64)
+	for (i = 0; i < len; i += 64) {
 		sum += p[i];
+		asm("" : "+r" (sum));	/* every read happens */
+	}
 	while (now_ms() < t_fork + opt.child_ms)
 		usleep(10000);
 	_exit(sum == 1);	/* never 1: keeps the reads */
@@ -162,8 +170,7 @@ static void fork_report(int k, long f, long end, long flt, long long mem0)
 		if (mem_tick[i] - mem0 > extra)
 			extra = mem_tick[i] - mem0;
 	}
-	printf("fork %d at_ms %ld pre_wps %.0f dip %.3f recover_ms %ld minflt %ld mem_extra_kb %lld\n",
-	       k, f * TICK_MS, pre, dip, recover, flt, extra >> 10);
+	printf(fork_fmt, k, f * TICK_MS, pre, dip, recover, flt, extra >> 10);
 }
 
 static int parse(int argc, char **argv)
@@ -220,7 +227,7 @@ int main(int argc, char **argv)
 	char *p;
 
 	if (parse(argc, argv)) {
-		fprintf(stderr, "usage: ccowbench --mib M --alpha A --seconds S --fork-every F --child-ms C [--thp] [--cgroup DIR] [--seed N] [--op-iters N]\n");
+		fputs(usage, stderr);
 		return 2;
 	}
 	len = opt.mib << 20;
