@@ -23,10 +23,14 @@ static const char *const w_onoff[] = { "disabled", "enabled", NULL };
 static const char *const w_sampler[] = { "auto", "pebs", "abit", "inject",
 					 NULL };
 static const char *const w_event[] = { "pebs", "sw-page-faults", NULL };
+static const char *const w_ccow[] = { "never", "always", "htmm", NULL };
 
 #define NUM(n, d, lo, hi, m)	{ n, d, lo, hi, NULL, m, true }
 #define WORD(n, d, w, m)	{ n, d, 0, 0, w, m, true }
 #define FACT(n, d, lo, hi, m)	{ n, d, lo, hi, NULL, m, false }
+/* CCoW's (CONFIG_HTMM_CCOW), not MEMTIS's: left out of the preset. */
+#define CNUM(n, d, lo, hi, m)	{ n, d, lo, hi, NULL, m, false }
+#define CWORD(n, d, w, m)	{ n, d, 0, 0, w, m, false }
 
 const struct hm_tunable hm_tunables[] = {
 	NUM("htmm_sample_period", "199", 1, INT_MAX_,
@@ -75,6 +79,16 @@ const struct hm_tunable hm_tunables[] = {
 	     "slow tier read latency (or HMAT's), above the fast one"),
 	NUM("htmm_split_cooldown_ms", "300000", 0, 3600000,
 	    "khugepaged leaves a range htmm split alone this long"),
+	CWORD("htmm_ccow_enabled", "never", w_ccow,
+	      "CCoW for no process, every process, or htmm cgroups'"),
+	CNUM("htmm_ccow_region_kb", "2048", 64, 2048,
+	     "CCoW region size, KiB (a power of two)"),
+	CNUM("htmm_ccow_threshold", "80", 0, 100,
+	     "per cent of a region written before a fault copies the rest"),
+	CNUM("htmm_ccow_max_sync_kb", "2048", 0, 2048,
+	     "KiB a CoW fault copies at most; a worker copies the rest"),
+	CNUM("htmm_ccow_huge", "1", 0, 1,
+	     "1: a whole 2 MiB region is copied as one huge page"),
 };
 
 const int hm_nr_tunables = ARRAY_SIZE(hm_tunables);

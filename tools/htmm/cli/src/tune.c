@@ -173,7 +173,9 @@ static int tune_show(void)
 		if (!hm_claim_holder(t->name, &holder))
 			holder = 0;
 		show_row(t, hm_kv_get(&cur, t->name), holder);
-		if (!hm_kv_get(&cur, t->name))
+		/* CCoW's files exist only with CONFIG_HTMM_CCOW. */
+		if (!hm_kv_get(&cur, t->name) &&
+		    strncmp(t->name, "htmm_ccow_", 10))
 			hm_warn("%s is in the table but not in /sys/kernel/mm/htmm",
 				t->name);
 	}

@@ -203,7 +203,7 @@ static void test_rst_table(void)
 
 static void test_preset(void)
 {
-	int i, j, npreset = 0, bad = 0;
+	int i, j, npreset = 0, nccow = 0, bad = 0;
 
 	for (i = 0; i < hm_nr_tunables; i++) {
 		const struct hm_tunable *t = &hm_tunables[i];
@@ -216,10 +216,14 @@ static void test_preset(void)
 		npreset += t->preset;
 	}
 	check(!bad, "every default passes its own check, names unique");
-	check(npreset == hm_nr_tunables - 2 &&
+	for (i = 0; i < hm_nr_tunables; i++)
+		if (!strncmp(hm_tunables[i].name, "htmm_ccow_", 10))
+			nccow++;
+	check(nccow == 5 && npreset == hm_nr_tunables - 2 - nccow &&
 	      !hm_tunable_find("htmm_fast_latency_ns")->preset &&
-	      !hm_tunable_find("htmm_slow_latency_ns")->preset,
-	      "memtis preset: every tunable but the two latencies");
+	      !hm_tunable_find("htmm_slow_latency_ns")->preset &&
+	      !hm_tunable_find("htmm_ccow_enabled")->preset,
+	      "memtis preset: every tunable but the two latencies and CCoW's five");
 	check(!strcmp(hm_tunable_find("htmm_sample_period")->def, "199") &&
 	      !strcmp(hm_tunable_find("htmm_cooling_period")->def, "2000000") &&
 	      !strcmp(hm_tunable_find("htmm_mode")->def, "2") &&
