@@ -16,6 +16,7 @@
 # the cgroup's CCoW counters over the run ("stat KEY DELTA").
 export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu
 exec > /dev/ttyS1 2>&1
+. /htmm/ccow-lib.sh
 H=/sys/kernel/mm/htmm
 THP=/sys/kernel/mm/transparent_hugepage/enabled
 mb=${bench_mb:-128}
@@ -24,11 +25,6 @@ configs=$(echo "${bench_configs:-cow,cow-thp,ccow-t0,ccow-t50,ccow-t80,ccow-t90,
 
 echo "+memory" > /sys/fs/cgroup/cgroup.subtree_control
 
-stats() {
-	for k in ccow_faults ccow_region_copies ccow_precopied ccow_precopy_unused ccow_precopy_failed; do
-		echo "$k $(awk -v k=$k '$1 == k { print $2 }' "$1/memory.htmm_stat")"
-	done
-}
 
 # The tunables and THP mode of configuration $1.
 setup() {
@@ -85,7 +81,7 @@ for c in $configs; do
 	cli=$!
 	read -r word <&3
 	wait_stopped $cli
-	stats $cg > /tmp/ccow.before
+	ccow_stats_begin $cg
 	base=$(cat $cg/memory.current)
 	peak=$base
 	kill -CONT $cli
@@ -106,9 +102,7 @@ for c in $configs; do
 	echo "mem_extra_kb $(((peak - base) / 1024)) base_kb $((base / 1024))"
 	kill $srv
 	wait $srv 2> /dev/null
-	stats $cg | while read -r k v; do
-		echo "stat $k $((v - $(awk -v k="$k" '$1 == k { print $2 }' /tmp/ccow.before)))"
-	done
+	ccow_stats_end $cg
 	rmdir $cg 2> /dev/null
 done
 echo never > $H/htmm_ccow_enabled

@@ -24,6 +24,7 @@
 # cgroup's CCoW counters over the run ("stat KEY DELTA").  Everything goes
 # to the results port (ttyS1); the host side is scripts/bench.sh ccow.
 exec > /dev/ttyS1 2>&1
+. /htmm/ccow-lib.sh
 CG=/sys/fs/cgroup/ccowbench
 H=/sys/kernel/mm/htmm
 THP=/sys/kernel/mm/transparent_hugepage/enabled
@@ -39,11 +40,6 @@ echo "+memory" > /sys/fs/cgroup/cgroup.subtree_control
 mkdir -p $CG
 echo madvise > $THP
 
-stats() {
-	for k in ccow_faults ccow_region_copies ccow_precopied ccow_precopy_unused ccow_precopy_failed; do
-		echo "$k $(awk -v k=$k '$1 == k { print $2 }' $CG/memory.htmm_stat)"
-	done
-}
 
 # Set the tunables of configuration $1; prints ccowbench's extra options.
 setup() {
@@ -77,13 +73,11 @@ for a in $alphas; do
 			exit 1
 		fi
 		echo "### run $a $c"
-		stats > /tmp/ccow.before
+		ccow_stats_begin $CG
 		echo 3 > /proc/sys/vm/drop_caches
 		sh -c "echo \$\$ > $CG/cgroup.procs && exec /htmm/bin/ccowbench --mib $mib --alpha $a --seconds $seconds --fork-every $every --child-ms $child --op-iters $op --cgroup $CG $extra"
 		echo "### exit $?"
-		stats | while read -r k v; do
-			echo "stat $k $((v - $(awk -v k="$k" '$1 == k { print $2 }' /tmp/ccow.before)))"
-		done
+		ccow_stats_end $CG
 		grep -E '^thp_(fault_alloc|split_pmd|collapse_alloc) ' /proc/vmstat | sed 's/^/vmstat /'
 	done
 done
