@@ -9,6 +9,9 @@
 #                      / (1 + R) (default 8)
 #   bench_mb=MB        each workload's footprint (default 300)
 #   bench_work=X       each workload's amount of work (default 1)
+#   bench_trace=S      every S seconds of a run, from the workload's start,
+#                      a "bench trace" line: the cgroup's per-node KiB and
+#                      its memory.htmm_stat's placement keys (diagnosis)
 # Every run (workload, configuration) gets a fresh cgroup.  Except under
 # all-fast, a filler (tools/htmm/filler.c) mlocks node 0 down to the
 # budget plus node 0's high watermarks (the free memory kswapd keeps), the
@@ -122,6 +125,21 @@ wl_sync() {
 	done
 }
 
+# With bench_trace=S, one "bench trace" line every S seconds about cgroup
+# $1 until it is gone; pid in $trpid.
+start_trace() {
+	trpid=
+	[ -n "${bench_trace:-}" ] || return 0
+	(t0=$(cut -d. -f1 /proc/uptime)
+	 while [ -d "$1" ]; do
+		s=$(awk '/^(hot|warm|fill)_threshold|^hist_[0-9]|^promoted|^demoted|^promotion_queue_(hot|fill)_pages|^samples_(abit|inject)|^cooling_epoch|^abit_scans|^fast_capacity/ {
+			printf "%s=%s ", $1, $2 }' "$1/memory.htmm_stat" 2> /dev/null)
+		echo "bench trace t $(( $(cut -d. -f1 /proc/uptime) - t0 )) nodes_kb $(cg_nodes "$1") $s"
+		sleep "$bench_trace"
+	 done) &
+	trpid=$!
+}
+
 # One run: workload $1 under configuration $2.  The snapshots are taken
 # while the workload is stopped at the start and at the end of its
 # measured phase.
@@ -138,6 +156,7 @@ run_one() {
 	exec 3<> /tmp/wl.fifo
 	export WL_FIFO=/tmp/wl.fifo
 	start_workload "$1" "$cg" || return 1
+	start_trace "$cg"
 	if wl_sync begin; then
 		vmstat_snap /tmp/vm0
 		echo "bench nodes_begin_kb $(cg_nodes "$cg")"
@@ -171,6 +190,7 @@ run_one() {
 		wait "$srv"
 	fi
 	tier_teardown "$cg"
+	[ -n "$trpid" ] && kill "$trpid" 2> /dev/null
 	rmdir "$cg"
 	if [ -n "$fill" ]; then
 		kill "$fill"
