@@ -5,19 +5,30 @@
 # new file of ours that lands in the kernel tree.
 #   checkpatch.sh          human-readable report, exit 1 on any finding
 #   checkpatch.sh --tap    one TAP line per file
+#   --no-export            check the series already exported in $BUILD/series
+#                          (scripts/test.sh's apply check has just exported it)
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 
 SRC=$BUILD/linux
 CP=$SRC/scripts/checkpatch.pl
 [ -x "$CP" ] || "$HTMM_TOP/scripts/prepare-tree.sh" > /dev/null || die "cannot prepare the tree"
-tap=0
-[ "${1:-}" = "--tap" ] && tap=1
+tap=0 export=1
+for a in "$@"; do
+	case "$a" in
+	--tap) tap=1 ;;
+	--no-export) export=0 ;;
+	*) die "unknown option '$a' (--tap, --no-export)" ;;
+	esac
+done
 
 # The exported series: our hook patches together with the new files, as a
 # reviewer receives them (commit messages, MAINTAINERS, Kconfig help).
-"$HTMM_TOP/scripts/export-series.sh" > /dev/null || die "exporting the series failed"
-mapfile -t patches < <(ls "$BUILD"/series/patches/*.patch)
+if [ $export = 1 ]; then
+	"$HTMM_TOP/scripts/export-series.sh" > /dev/null || die "exporting the series failed"
+fi
+mapfile -t patches < <(ls "$BUILD"/series/patches/*.patch 2>/dev/null)
+[ ${#patches[@]} -gt 0 ] || die "no exported series in $BUILD/series/patches"
 mapfile -t files < <(cd "$HTMM_TOP" && ls mm/htmm/*.[ch] include/linux/htmm.h \
 	include/trace/events/htmm.h tools/htmm/*.c tools/htmm/policy/*.c \
 	tools/testing/selftests/htmm/*.[ch] 2>/dev/null | grep -v '^tools/htmm/ccowbench.c$')
@@ -42,27 +53,47 @@ overlay_paths() {
 	[ -e include/trace/events/htmm.h ] && echo include/trace/events/htmm.h
 	true
 }
+# The checks run $NPROC at a time, each into its own file ($tmp/K.out,
+# K from 1 in the order they were asked for), and report in that order.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+jobs_asked=()
 check() {
-	local what=$1 out
+	local what=$1
 	shift
-	n=$((n + 1))
-	out=$(cd "$HTMM_TOP" && PATH=/usr/bin:$PATH perl "$CP" "${opts[@]}" "$@" 2>&1)
-	if [ -z "$out" ]; then
-		[ $tap = 1 ] && echo "ok $n checkpatch $what"
-	else
-		bad=$((bad + 1))
-		if [ $tap = 1 ]; then
-			echo "not ok $n checkpatch $what"
-			echo "$out" | sed 's/^/# /'
+	while [ "$(jobs -rp | wc -l)" -ge "$NPROC" ]; do wait -n; done
+	jobs_asked+=("$what")
+	(cd "$HTMM_TOP" && PATH=/usr/bin:$PATH perl "$CP" "${opts[@]}" "$@" \
+		> "$tmp/${#jobs_asked[@]}.out" 2>&1) &
+}
+# Report checks $1.. in order, as numbers $n + 1 on.
+report_checks() {
+	local i out
+	wait
+	for ((i = $1; i <= ${#jobs_asked[@]}; i++)); do
+		n=$((n + 1))
+		out=$(cat "$tmp/$i.out")
+		if [ -z "$out" ]; then
+			[ $tap = 1 ] && echo "ok $n checkpatch ${jobs_asked[i - 1]}"
 		else
-			echo "$out"
+			bad=$((bad + 1))
+			if [ $tap = 1 ]; then
+				echo "not ok $n checkpatch ${jobs_asked[i - 1]}"
+				echo "$out" | sed 's/^/# /'
+			else
+				echo "$out"
+			fi
 		fi
-	fi
+	done
 }
 # checkpatch asks every patch that adds a file to update MAINTAINERS; ours
 # has one MAINTAINERS entry (added by the core patch) for all our paths, so
 # that question is answered once, below, instead of per patch.
 for p in "${patches[@]}"; do check "series/${p##*/}" --ignore FILE_PATH_CHANGES "$p"; done
+for f in "${files[@]}"; do check "$f" -f "$f"; done
+for f in "${ufiles[@]}"; do check "$f" "${uopts[@]}" -f "$f"; done
+report_checks 1
+# Then the one MAINTAINERS check.
 n=$((n + 1))
 missing=$(cd "$HTMM_TOP" && for f in $(overlay_paths); do
 		grep -q "^+F:	$f" "$BUILD"/series/patches/*.patch || echo "$f"
@@ -74,7 +105,5 @@ else
 	echo "${tap:+not ok $n MAINTAINERS covers every new path}"
 	echo "# not in MAINTAINERS: $missing"
 fi
-for f in "${files[@]}"; do check "$f" -f "$f"; done
-for f in "${ufiles[@]}"; do check "$f" "${uopts[@]}" -f "$f"; done
 [ $tap = 0 ] && echo "checkpatch: $bad of $n files with findings"
 [ $bad -eq 0 ]

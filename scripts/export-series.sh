@@ -137,38 +137,34 @@ PY
 echo "series: $(ls "$out/patches" | wc -l) patches in $out/patches, cover letter $out/cover-letter.patch" >&2
 
 [ $check = 0 ] && exit 0
-# The README's way: git am of the patches onto a fresh worktree of the
-# pristine tree; the result must be the build's overlay tree.
+# The README's way: git am of the patches onto the pristine tree, checked
+# out clean; the result must be the build's overlay tree.  The export's
+# worktree serves: checking pristine out there rewrites only the files the
+# series touches, where a second worktree checked out the whole tree (about
+# 30 s of the test run).
 ok=0 tn=0
 tap() {
 	tn=$((tn + 1))
 	if [ "$1" = 0 ]; then echo "ok $tn - $2"; else ok=1; echo "not ok $tn - $2"; fi
 }
 echo "1..3"
-aw=$BUILD/series-apply
-cd "$HTMM_TOP"
-export GIT_DIR=$BUILD/linux/.git
-git worktree remove --force "$aw" 2>/dev/null || rm -rf "$aw"
-git worktree prune
-gitq worktree add -q --detach "$aw" pristine
-unset GIT_DIR
+cd "$wt"
 rc=0
-(cd "$aw" && gitq am -q "$out"/patches/*.patch) > "$BUILD/series-apply.log" 2>&1 || rc=$?
+{ gitq checkout -q --detach pristine && git clean -fdxq &&
+  gitq am -q "$out"/patches/*.patch; } > "$BUILD/series-apply.log" 2>&1 || rc=$?
 tap $rc "git am $out/patches/*.patch onto the pristine tree ($(ls "$out/patches" | wc -l) patches)"
 [ $rc = 0 ] || sed 's/^/# /' "$BUILD/series-apply.log"
 overlay=$(git -C "$BUILD/linux" rev-parse 'HEAD^{tree}')
-applied=$(git -C "$aw" rev-parse 'HEAD^{tree}')
+applied=$(git rev-parse 'HEAD^{tree}')
 rc=0
 [ "$overlay" = "$applied" ] || rc=1
 tap $rc "the applied series is the build's overlay tree ($applied)"
-[ $rc = 0 ] || git -C "$aw" diff --stat "$overlay" HEAD | sed 's/^/# /'
+[ $rc = 0 ] || git diff --stat "$overlay" HEAD | sed 's/^/# /'
 subj=$(sed -n 's/^Subject: //p' "$out/cover-letter.patch")
 rc=0
 [ "$(grep -o '\[' <<< "$subj" | wc -l)" = 1 ] && grep -q '^Base: Linux ' "$out/cover-letter.patch" || rc=1
 tap $rc "the cover letter has one subject prefix and its base: $subj"
-GIT_DIR=$BUILD/linux/.git git worktree remove --force "$aw"
 [ $check = 1 ] && exit $ok
-cd "$wt"
 
 # kernel-doc on our new files; get_maintainer.pl's recipients per patch.
 kd=$(cd "$HTMM_TOP" && ls mm/htmm/*.[ch] include/linux/htmm.h include/trace/events/htmm.h 2>/dev/null)

@@ -19,13 +19,13 @@ build_debug_kernel "$LOGS"
 
 # Host-side suites, each writing TAP.
 hosts=()
-"$HTMM_TOP/scripts/checkpatch.sh" --tap > "$LOGS/checkpatch.tap" 2>&1
-hosts+=(--host "$LOGS/checkpatch.tap")
 # The series applies as the README says (git am onto the pristine tree)
-# and gives exactly the build's tree.
+# and gives exactly the build's tree; checkpatch then reads that export.
 "$HTMM_TOP/scripts/export-series.sh" --apply-check > "$LOGS/series-apply.tap" \
 	2> "$LOGS/series-apply.log"
 hosts+=(--host "$LOGS/series-apply.tap")
+"$HTMM_TOP/scripts/checkpatch.sh" --tap --no-export > "$LOGS/checkpatch.tap" 2>&1
+hosts+=(--host "$LOGS/checkpatch.tap")
 mkdir -p "$BUILD/policy"
 make -s -C "$HTMM_TOP/tools/htmm/policy" O="$BUILD/policy" check \
 	> "$LOGS/policy-host.tap" 2>&1
