@@ -70,6 +70,7 @@ wl_boot() {
 		spec+=",pebs=$sock"
 		pebs=(--pebs "$sock") ;;
 	esac
+	local t0=$SECONDS
 	"$HTMM_TOP/scripts/run-vm.sh" --fast "$wl_fast" --slow "$wl_slow" \
 		--kernel "$kernel" --initrd "$wl_initrd" --plugin "$spec" "${pebs[@]}" \
 		--append "guest_job=bench-workloads rootfstype=ramfs bench_workloads=$1 bench_configs=$2 bench_ratio=$3 bench_mb=${WL_MB:-300} bench_work=${WL_WORK:-1} htmm=on quiet" \
@@ -77,7 +78,8 @@ wl_boot() {
 		--timeout "${WL_TIMEOUT:-5400}" > /dev/null || rc=$?
 	[ "$rc" = 0 ] || warn "guest of $1 under $2 at 1:$3 exited with $rc"
 	python3 "$wl_table" csv --kernel "$kid" --out "$results" \
-		--plugin "$out/run.plugin" --guest-exit "$rc" "$out/results.log" ||
+		--plugin "$out/run.plugin" --guest-exit "$rc" \
+		--host-seconds $((SECONDS - t0 + 1)) "$out/results.log" ||
 		warn "no result of $1 under $2 at 1:$3"
 }
 

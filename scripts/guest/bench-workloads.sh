@@ -61,6 +61,10 @@ start_filler() {
 		i=$((i + 1))
 	done
 	echo "bench filler leave_kb $leave $(cat /tmp/filler.out)"
+	# Free blocks of node 0 by order (0..10), for the huge pages left.
+	[ -n "${bench_trace:-}" ] &&
+		echo "bench trace buddy_node0 $(awk '$2 == "0," { for (i = 5; i <= NF; i++) a[i] += $i }
+			END { for (i = 5; i <= 15; i++) printf "%d ", a[i] }' /proc/buddyinfo)"
 }
 
 # Per-node anon KiB of cgroup $1: "N0 N1".
@@ -134,7 +138,8 @@ start_trace() {
 	 while [ -d "$1" ]; do
 		s=$(awk '/^(hot|warm|fill)_threshold|^hist_[0-9]|^promoted|^demoted|^promotion_queue_(hot|fill)_pages|^samples_(abit|inject)|^cooling_epoch|^abit_scans|^fast_capacity/ {
 			printf "%s=%s ", $1, $2 }' "$1/memory.htmm_stat" 2> /dev/null)
-		echo "bench trace t $(( $(cut -d. -f1 /proc/uptime) - t0 )) nodes_kb $(cg_nodes "$1") $s"
+		thp=$(awk '$1 == "anon_thp" { print int($2 / 1024) }' "$1/memory.stat" 2> /dev/null)
+		echo "bench trace t $(( $(cut -d. -f1 /proc/uptime) - t0 )) nodes_kb $(cg_nodes "$1") anon_thp_kb=$thp $s"
 		sleep "$bench_trace"
 	 done) &
 	trpid=$!
