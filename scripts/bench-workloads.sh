@@ -18,6 +18,10 @@
 #   WL_RATIOS     (1 2 4 8 16): fast:slow 1:R, budget footprint / (1 + R)
 #   WL_MB (300) footprint, WL_WORK (1) amount of work, per workload
 #   WL_FAST_MB (1024) node 0, SLOW_MB (2048) node 1
+#   WL_GUEST_ARGS: more of the guest's command line, e.g. bench_trace=2
+#                 (placement every 2 s in $BUILD/logs/bench-workloads/
+#                 results.log); a traced run's CSV lands with the others:
+#                 move it out of the results, it is not a table run
 #   RUNS (1): runs wanted per cell; cells that already have that many
 #             result files for this kernel are skipped (WL_RESUME=0 runs
 #             them anyway), so the table is built up over sessions
@@ -73,7 +77,7 @@ wl_boot() {
 	local t0=$SECONDS
 	"$HTMM_TOP/scripts/run-vm.sh" --fast "$wl_fast" --slow "$wl_slow" \
 		--kernel "$kernel" --initrd "$wl_initrd" --plugin "$spec" "${pebs[@]}" \
-		--append "guest_job=bench-workloads rootfstype=ramfs bench_workloads=$1 bench_configs=$2 bench_ratio=$3 bench_mb=${WL_MB:-300} bench_work=${WL_WORK:-1} htmm=on quiet" \
+		--append "guest_job=bench-workloads rootfstype=ramfs bench_workloads=$1 bench_configs=$2 bench_ratio=$3 bench_mb=${WL_MB:-300} bench_work=${WL_WORK:-1} htmm=on quiet${WL_GUEST_ARGS:+ $WL_GUEST_ARGS}" \
 		--console "$out/console.log" --results "$out/results.log" \
 		--timeout "${WL_TIMEOUT:-5400}" > /dev/null || rc=$?
 	[ "$rc" = 0 ] || warn "guest of $1 under $2 at 1:$3 exited with $rc"
