@@ -28,8 +28,8 @@ static const char *const w_ccow[] = { "never", "always", "htmm", NULL };
 #define NUM(n, d, lo, hi, m)	{ n, d, lo, hi, NULL, m, true }
 #define WORD(n, d, w, m)	{ n, d, 0, 0, w, m, true }
 #define FACT(n, d, lo, hi, m)	{ n, d, lo, hi, NULL, m, false }
-/* CCoW's (CONFIG_HTMM_CCOW), not MEMTIS's: left out of the preset. */
-#define CNUM(n, d, lo, hi, m)	{ n, d, lo, hi, NULL, m, false }
+/* CCoW's (CONFIG_HTMM_CCOW), not MEMTIS's: left out of the preset, as FACT. */
+#define CNUM(n, d, lo, hi, m)	FACT(n, d, lo, hi, m)
 #define CWORD(n, d, w, m)	{ n, d, 0, 0, w, m, false }
 
 const struct hm_tunable hm_tunables[] = {
