@@ -94,11 +94,15 @@ struct htmm_lru_pos {
 	unsigned long room_rest;	/* jiffies: no walks for room before */
 	unsigned long fill_rest;	/* jiffies: no walks for fill before, */
 	u32 fill_epoch;			/* ... unless no longer in this epoch */
+	unsigned int deferred;		/* skewed splits that failed this pass */
+	unsigned long split_wait;	/* jiffies: strictness kept until; 0: no */
 	enum htmm_level level;
 };
 
 #define HTMM_ROOM_REST		HZ
 #define HTMM_FILL_REST		(10 * HZ)
+/* How long a busy skewed huge page holds its walk at the same strictness */
+#define HTMM_SPLIT_WAIT		(10 * HZ)
 
 /* Cgroups one demotion period serves, at most. */
 #define HTMM_DEMOTE_MEMCGS	16
@@ -1019,8 +1023,24 @@ static struct htmm_lru_pos *htmm_lru_pos(struct htmm_migrater *m,
  */
 static bool htmm_lru_pass_end(struct htmm_lru_pos *pos, u32 epoch)
 {
+	unsigned int deferred = pos->deferred;
+
 	pos->slot = 0;
 	pos->left = -1;
+	pos->deferred = 0;
+	/*
+	 * A skewed huge page could not be split (locked, or an extra
+	 * reference).  Less strict, the walk would send the hot subpages of
+	 * the huge pages it did split down before it came back to that one:
+	 * the next period walks at this strictness again.  For
+	 * HTMM_SPLIT_WAIT at most, as a page can stay busy for good (a
+	 * reference held in a pipe by vmsplice()).
+	 */
+	if (deferred && !pos->split_wait)
+		pos->split_wait = jiffies + HTMM_SPLIT_WAIT ?: 1;
+	if (deferred && time_before(jiffies, pos->split_wait))
+		return false;
+	pos->split_wait = 0;
 	if (pos->level < HTMM_LEVEL_ANY) {
 		pos->level++;
 		return true;
@@ -1099,8 +1119,10 @@ static void htmm_demote_folio(struct htmm_migrater *m,
 		 * reference such as a concurrent page walk): try again on
 		 * the next pass rather than move the hot subpages down.
 		 */
-		if (sent != -EPERM)
+		if (sent != -EPERM) {
+			need->pos->deferred++;
 			goto put;
+		}
 	}
 	if (!htmm_demotable(&info, need, level))
 		goto put;

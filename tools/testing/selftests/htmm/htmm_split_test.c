@@ -8,6 +8,8 @@
  * with a generous deadline.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
+#include <sys/uio.h>
 #include <time.h>
 
 #include "htmm_util.h"
@@ -312,13 +314,40 @@ TEST_F_TIMEOUT(htmm_split, skewed_on_fast_gives_room, 600)
 }
 
 /*
+ * Wait up to 400 s, adding samples, for every huge page of the region to
+ * be split and at most 4x the hot bytes to stay on node 0 (and, if
+ * @hot_back, all the hot subpages to be there).  The region's pages per
+ * node land in @per_node.  Return: the huge pages split.
+ */
+static unsigned long long wait_split(struct __test_metadata *_metadata,
+				     const struct htmm_cg_ctx *c, char *region,
+				     unsigned long *per_node, bool hot_back)
+{
+	double t0 = htmm_now_s();
+	unsigned long long done = 0;
+	unsigned long bad;
+
+	while (htmm_now_s() - t0 < 400) {
+		ASSERT_EQ(0, add_samples(region, HOT_SUB, 8));
+		ASSERT_EQ(0, htmm_count_nodes(region, REGION, per_node, &bad));
+		done = htmm_cg_ctx_stat(c, "split_done");
+		if (done >= NR_HPAGES &&
+		    per_node[HTMM_FAST_NODE] <= 4 * NR_HPAGES &&
+		    (!hot_back || hot_on_fast(region) == (int)NR_HPAGES))
+			break;
+		usleep(100000);
+	}
+	return done;
+}
+
+/*
  * Demotion under a lowered budget splits skewed huge pages instead of
  * sending their hot subpages down with them.  No split rounds here
  * (htmm_split_period 1000): the demotion path alone splits.
  */
 TEST_F_TIMEOUT(htmm_split, demote_splits_skewed, 600)
 {
-	unsigned long per_node[HTMM_MAX_NODES], bad;
+	unsigned long per_node[HTMM_MAX_NODES];
 	unsigned long long done = 0, rounds;
 	double t0;
 	int hot = 0;
@@ -333,16 +362,7 @@ TEST_F_TIMEOUT(htmm_split, demote_splits_skewed, 600)
 	/* Less than one huge page: none may stay whole, the hot bytes fit. */
 	htmm_cg_ctx_write(_metadata, &self->c, "memory.max_at_node0", "1M");
 	t0 = htmm_now_s();
-	while (htmm_now_s() - t0 < 400) {
-		ASSERT_EQ(0, add_samples(self->region, HOT_SUB, 8));
-		ASSERT_EQ(0, htmm_count_nodes(self->region, REGION, per_node,
-					      &bad));
-		done = htmm_cg_ctx_stat(&self->c, "split_done");
-		if (done >= NR_HPAGES &&
-		    per_node[HTMM_FAST_NODE] <= 4 * NR_HPAGES)
-			break;
-		usleep(100000);
-	}
+	done = wait_split(_metadata, &self->c, self->region, per_node, false);
 	rounds = htmm_cg_ctx_stat(&self->c, "split_rounds");
 	hot = hot_on_fast(self->region);
 	TH_LOG("after %.1f s: %llu huge pages split (%llu for room) in %llu split rounds",
@@ -354,6 +374,95 @@ TEST_F_TIMEOUT(htmm_split, demote_splits_skewed, 600)
 	EXPECT_EQ(0ULL, rounds);
 	EXPECT_LE(NR_HPAGES, done);
 	EXPECT_EQ((int)NR_HPAGES, hot);
+	EXPECT_GE(4 * NR_HPAGES, per_node[HTMM_FAST_NODE]);
+}
+
+/*
+ * Wait up to @secs for node 0 to hold @want of the hot subpages (or fewer,
+ * if @fewer), adding samples all along.  Return: the seconds waited.
+ */
+static double wait_hot(struct __test_metadata *_metadata, char *region,
+		       int want, bool fewer, double secs)
+{
+	double t0 = htmm_now_s();
+	int hot;
+
+	while (htmm_now_s() - t0 < secs) {
+		ASSERT_EQ(0, add_samples(region, HOT_SUB, 8));
+		hot = hot_on_fast(region);
+		if (fewer ? hot < want : hot == want)
+			break;
+		usleep(100000);
+	}
+	return htmm_now_s() - t0;
+}
+
+/*
+ * A skewed huge page that cannot be split for now (a pipe holds a
+ * reference to one of its cold subpages, as vmsplice() leaves it) keeps
+ * the demotion walk at its strictness: the hot subpages of the huge pages
+ * it did split stay on node 0.  For a while only: a reference can be held
+ * for good, and the budget does not hold that huge page, so the walk gets
+ * less strict and hot subpages go.  Once the reference is dropped, the
+ * huge page is split and the hot subpages come back.
+ */
+TEST_F_TIMEOUT(htmm_split, demote_waits_for_busy_split, 600)
+{
+	unsigned long per_node[HTMM_MAX_NODES];
+	unsigned long long done = 0, failed = 0;
+	char buf[PAGE_SZ];
+	struct iovec iov;
+	int pipefd[2];
+	double t0, t;
+
+	region_sz = 16 * MiB;
+	ASSERT_EQ(0, set_tunable("htmm_split_period", "1000"));
+	if (!setup_region_on(_metadata, &self->c, &self->region, "max",
+			     HTMM_FAST_NODE))
+		return;
+	ASSERT_EQ(0, pipe(pipefd));
+	iov.iov_base = self->region + PAGE_SZ;
+	iov.iov_len = PAGE_SZ;
+	ASSERT_EQ((ssize_t)PAGE_SZ, vmsplice(pipefd[1], &iov, 1, 0));
+	ASSERT_EQ(0, add_samples(self->region, HOT_SUB, 8));
+	htmm_cg_ctx_write(_metadata, &self->c, "memory.max_at_node0", "1M");
+	t0 = htmm_now_s();
+	while (htmm_now_s() - t0 < 400) {
+		ASSERT_EQ(0, add_samples(self->region, HOT_SUB, 8));
+		done = htmm_cg_ctx_stat(&self->c, "split_done");
+		failed = htmm_cg_ctx_stat(&self->c, "split_failed");
+		if (done >= NR_HPAGES - 1 && failed)
+			break;
+		usleep(100000);
+	}
+	TH_LOG("after %.1f s: %llu huge pages split, %llu splits failed",
+	       htmm_now_s() - t0, done, failed);
+	ASSERT_EQ(NR_HPAGES - 1, done);
+	ASSERT_LE(1ULL, failed);
+	/* Ten demotion periods later, none has gone. */
+	t = wait_hot(_metadata, self->region, NR_HPAGES, true, 1.0);
+	TH_LOG("%d of %lu hot subpages on node 0 %.1f s later",
+	       hot_on_fast(self->region), NR_HPAGES, t);
+	EXPECT_EQ((int)NR_HPAGES, hot_on_fast(self->region));
+	/* The walk's wait (HTMM_SPLIT_WAIT, 10 s) ends. */
+	t += wait_hot(_metadata, self->region, NR_HPAGES, true, 120);
+	TH_LOG("%d hot subpages on node 0 %.1f s after the splits",
+	       hot_on_fast(self->region), t);
+	EXPECT_GT((int)NR_HPAGES, hot_on_fast(self->region));
+	/* Freed, the huge page is split; its hot subpages come back. */
+	ASSERT_EQ((ssize_t)PAGE_SZ, read(pipefd[0], buf, PAGE_SZ));
+	close(pipefd[0]);
+	close(pipefd[1]);
+	t0 = htmm_now_s();
+	done = wait_split(_metadata, &self->c, self->region, per_node, true);
+	TH_LOG("freed: after %.1f s, %llu huge pages split", htmm_now_s() - t0,
+	       done);
+	TH_LOG("%d of %lu hot subpages on node 0; region: %lu KiB on node 0",
+	       hot_on_fast(self->region), NR_HPAGES,
+	       per_node[HTMM_FAST_NODE] * 4);
+	log_split(_metadata, &self->c);
+	EXPECT_LE(NR_HPAGES, done);
+	EXPECT_EQ((int)NR_HPAGES, hot_on_fast(self->region));
 	EXPECT_GE(4 * NR_HPAGES, per_node[HTMM_FAST_NODE]);
 }
 
