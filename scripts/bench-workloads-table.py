@@ -151,6 +151,12 @@ def do_csv(a):
                   'the whole guest %.0f s on the host: clock jump, run kept '
                   'as %s' % (a.log, r['wall_s'], a.host_seconds, name),
                   file=sys.stderr)
+        # A diagnosis run (traced, or with tunables of its own) is not a
+        # cell of the table: kept apart as well, and the cell runs anyway.
+        elif any(l.startswith(('bench trace', 'bench htmm_set')) for l in lines):
+            name += '.diag'
+            print('%s: a diagnosis run (bench_trace or bench_htmm_set), kept '
+                  'as %s, out of the table' % (a.log, name), file=sys.stderr)
         with open(os.path.join(a.out, name), 'w', newline='') as f:
             wr = csv.DictWriter(f, FIELDS, extrasaction='ignore')
             wr.writeheader()

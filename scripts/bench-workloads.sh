@@ -20,8 +20,9 @@
 #   WL_FAST_MB (1024) node 0, SLOW_MB (2048) node 1
 #   WL_GUEST_ARGS: more of the guest's command line, e.g. bench_trace=2
 #                 (placement every 2 s in $BUILD/logs/bench-workloads/
-#                 results.log); a traced run's CSV lands with the others:
-#                 move it out of the results, it is not a table run
+#                 results.log) or bench_htmm_set=NAME:VALUE,... (htmm
+#                 tunables of the run); such a run's CSV is kept as
+#                 *.csv.diag, out of the table
 #   RUNS (1): runs wanted per cell; cells that already have that many
 #             result files for this kernel are skipped (WL_RESUME=0 runs
 #             them anyway), so the table is built up over sessions

@@ -22,11 +22,27 @@
 # "/wl"), DAMON's schemes get a memcg filter: they act on that cgroup's
 # pages only, as htmm does, and never move other memory of the node (a
 # filler's mlocked pages are cold and movable).
+# With bench_htmm_set ("NAME:VALUE,NAME:VALUE", from the guest's command
+# line), the htmm configurations also set those files of
+# /sys/kernel/mm/htmm (e.g. ksampled_soft_cpu_quota:300), a diagnosis
+# option: such a run is not a table cell of the defaults.
 H=/sys/kernel/mm/htmm
 D=/sys/kernel/mm/damon/admin/kdamonds
 tier_inject=
 relay=
 tier_saved=
+tier_set_saved=
+
+# Write bench_htmm_set's files, keeping their old values in $tier_set_saved.
+tier_htmm_set() {
+	for kv in $(echo "${bench_htmm_set:-}" | tr ',' ' '); do
+		f=$H/${kv%%:*}
+		[ -f "$f" ] || { echo "bench: no htmm file ${kv%%:*}"; return 1; }
+		tier_set_saved="$tier_set_saved ${kv%%:*}:$(cat "$f")"
+		echo "${kv#*:}" > "$f" || return 1
+		echo "bench htmm_set ${kv%%:*} $(cat "$f")"
+	done
+}
 
 # Physical byte range "start end" of a node, from /proc/zoneinfo.
 node_range() {
@@ -136,6 +152,7 @@ tier_setup() {
 			tier_inject="--inject ${bench_inject:-40000}" ;;
 		esac
 		case "$1" in *nosplit) echo 1 > $H/htmm_mode ;; esac
+		tier_htmm_set || return 1
 		echo "$3" > "$2/memory.max_at_node0"
 		echo enabled > "$2/memory.htmm_enabled" ;;
 	*) echo "bench: unknown configuration $1"; return 1 ;;
@@ -159,6 +176,10 @@ tier_teardown() {
 		echo "$3" > $H/htmm_cooling_period
 		tier_saved=
 	fi
+	for kv in $tier_set_saved; do
+		echo "${kv#*:}" > "$H/${kv%%:*}"
+	done
+	tier_set_saved=
 	if [ -n "$relay" ]; then
 		kill -TERM "$relay"
 		wait "$relay"
