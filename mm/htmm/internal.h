@@ -44,6 +44,7 @@ struct htmm_params {
 	unsigned int perf_event;		/* enum htmm_perf_event */
 	unsigned int abit_interval_ms;		/* between two abit scans */
 	unsigned int abit_rate_mb;		/* abit scan rate, MiB/s */
+	unsigned int abit_window_us;		/* abit test window; 0: none */
 	unsigned int migrate_rate_mb;		/* per-node migration, MiB/s */
 	unsigned int promotion_wmark;		/* per mille of the budget */
 	unsigned int demotion_wmark;		/* per mille of the budget */

@@ -42,6 +42,20 @@
  * demo kernel and 12 us on the KASAN one (samples included): a batch
  * there is about 3 ms, against the 30 ms a second of the default quota.
  *
+ * Window (htmm_abit_window_us, 0: off): a bit found set says only that
+ * the page was used since the scan last cleared it, a pass earlier.  A
+ * pass over a large working set takes seconds at the quota, and under
+ * random lookups every page is used within that time, so every page is
+ * young at every visit and nothing ranks.  With a window, each batch is
+ * tested over that window instead, as DAMON tests a region's page one
+ * sampling interval after it cleared it: its bits are cleared (no sample),
+ * the TLB of the address space flushed so that the next access sets them
+ * again, and the window later the batch is walked once more, and each bit
+ * found set is a sample.  A page's odds of a sample then grow with its
+ * access rate.  It costs a second visit of every entry and one TLB flush
+ * per batch (HTMM_ABIT_BATCH entries), and ksamplingd sleeps through the
+ * window; the first-sight rule is not needed, as each test clears first.
+ *
  * References: a paced scan lasts seconds, so between batches it holds
  * its address spaces by mmgrab() only, and takes a user reference
  * (mmget_not_zero()) for one batch at a time.  A process that exits
@@ -281,6 +295,74 @@ static void htmm_abit_unlock_mm(struct mm_struct *mm)
 }
 
 /*
+ * Take a user reference to @mm and its mmap_lock for one batch.  Return:
+ * false if it has no user left or its process is being killed.
+ */
+static bool htmm_abit_lock_mm(struct mm_struct *mm)
+{
+	if (!mmget_not_zero(mm))
+		return false;
+	if (mmap_read_lock_killable(mm)) {
+		mmput_async(mm);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Walk one batch of the locked @mm from @addr, at most HTMM_ABIT_CHUNK
+ * and below @end, ending after @samples samples.  Return: where the next
+ * batch starts.
+ */
+static unsigned long htmm_abit_walk_batch(struct mm_struct *mm,
+					  struct htmm_abit_walk *w,
+					  unsigned long addr, unsigned long end,
+					  unsigned int samples)
+{
+	unsigned long next = min(end, addr + HTMM_ABIT_CHUNK);
+
+	w->resume = next;
+	w->stop_at = w->entries + HTMM_ABIT_BATCH;
+	w->samples_left = samples;
+	walk_page_range(mm, addr, next, &htmm_abit_ops, w);
+	return w->resume;
+}
+
+/*
+ * The batch at @addr of the locked @mm, tested over @window_us (see
+ * Window above): clear, flush, sleep, then sample what was used since.
+ * Unlocks @mm.  Return: where the next batch starts; @end if @mm has no
+ * user left.
+ */
+static unsigned long htmm_abit_window(struct mm_struct *mm,
+				      struct htmm_abit_walk *w,
+				      unsigned long addr, unsigned long end,
+				      unsigned int window_us)
+{
+	bool cleared = w->cleared, first = w->first;
+	unsigned long stop;
+
+	w->first = true;
+	w->cleared = false;
+	stop = htmm_abit_walk_batch(mm, w, addr, end, HTMM_ABIT_BATCH);
+	if (w->cleared)
+		flush_tlb_mm(mm);
+	htmm_abit_unlock_mm(mm);
+	/* This batch's TLB entries are gone: no flush at the scan's end. */
+	w->cleared = cleared;
+	usleep_range(window_us, window_us + window_us / 8 + 1);
+	if (!htmm_abit_lock_mm(mm)) {
+		w->first = first;
+		return end;
+	}
+	w->first = false;
+	stop = htmm_abit_walk_batch(mm, w, addr, stop, HTMM_ABIT_BATCH_SAMPLES);
+	w->first = first;
+	htmm_abit_unlock_mm(mm);
+	return stop;
+}
+
+/*
  * Scan one address space (held by mmgrab()); return false if ksamplingd
  * must stop.  It ends early when the address space loses its last user.
  */
@@ -292,37 +374,33 @@ static bool htmm_abit_scan_mm(struct mm_struct *mm, struct htmm_abit_walk *w)
 		.rate = max_t(u64, 1, (u64)READ_ONCE(htmm_params.abit_rate_mb) *
 				      HTMM_ABIT_ENTRIES_PER_MB),
 	};
+	unsigned int window_us = READ_ONCE(htmm_params.abit_window_us);
 	unsigned long addr = 0, end = TASK_SIZE;
+	struct vm_area_struct *vma;
 	bool go = true;
 
 	w->cleared = false;
 	while (go && addr < end) {
-		unsigned long next = min(end, addr + HTMM_ABIT_CHUNK);
-		struct vm_area_struct *vma;
-
-		if (kthread_should_stop() || !mmget_not_zero(mm))
+		if (kthread_should_stop() || !htmm_abit_lock_mm(mm))
 			break;
-		if (mmap_read_lock_killable(mm)) {
-			mmput_async(mm);
-			break;
-		}
 		vma = find_vma(mm, addr);
 		if (!vma) {
 			htmm_abit_unlock_mm(mm);
 			break;
 		}
-		if (vma->vm_start >= next) {
+		if (vma->vm_start >= min(end, addr + HTMM_ABIT_CHUNK)) {
 			/* Skip the hole in one step. */
 			addr = vma->vm_start & ~(HTMM_ABIT_CHUNK - 1);
 			htmm_abit_unlock_mm(mm);
 			continue;
 		}
-		w->resume = next;
-		w->stop_at = w->entries + HTMM_ABIT_BATCH;
-		w->samples_left = HTMM_ABIT_BATCH_SAMPLES;
-		walk_page_range(mm, addr, next, &htmm_abit_ops, w);
-		htmm_abit_unlock_mm(mm);
-		addr = w->resume;
+		if (window_us) {
+			addr = htmm_abit_window(mm, w, addr, end, window_us);
+		} else {
+			addr = htmm_abit_walk_batch(mm, w, addr, end,
+						    HTMM_ABIT_BATCH_SAMPLES);
+			htmm_abit_unlock_mm(mm);
+		}
 		go = htmm_abit_pace(&pace, w->entries);
 		cond_resched();
 	}

@@ -65,6 +65,8 @@ const struct hm_tunable hm_tunables[] = {
 	    "time between the starts of two Accessed-bit scans"),
 	NUM("htmm_abit_rate_mb", "4096", 1, 1048576,
 	    "Accessed-bit scan pace, MiB of 4 KiB PTEs per second"),
+	NUM("htmm_abit_window_us", "0", 0, 100000,
+	    "Accessed-bit test window, us (0: since the last visit)"),
 	NUM("htmm_migrate_rate_mb", "1024", 1, 1048576,
 	    "migration limit per node, MiB/s"),
 	NUM("htmm_promotion_watermark", "20", 0, 500,

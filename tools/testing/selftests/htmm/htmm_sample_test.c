@@ -695,23 +695,59 @@ static void kid_cow(const struct kid_spec *s, int res_fd, int cmd_fd)
  * Touch a cold region once, then write one byte per page of a hot region
  * over and over until told anything.
  */
-static void kid_hot_cold(const struct kid_spec *s, int res_fd, int cmd_fd)
+/*
+ * Map and touch s->len bytes, then s->hot_len bytes, and report both (in
+ * that order).  Return: the second region; the first in *@first.
+ */
+static char *kid_map_two(const struct kid_spec *s, int res_fd, char **first)
 {
 	struct kid_reply r;
-	char *cold, *hot;
+	char *hot;
 
 	memset(&r, 0, sizeof(r));
-	cold = kid_map(res_fd, s->len);
-	htmm_touch(cold, s->len);
+	*first = kid_map(res_fd, s->len);
+	htmm_touch(*first, s->len);
 	hot = kid_map(res_fd, s->hot_len);
 	htmm_touch(hot, s->hot_len);
-	r.addr[0] = (unsigned long)cold;
+	r.addr[0] = (unsigned long)*first;
 	r.len[0] = s->len;
 	r.addr[1] = (unsigned long)hot;
 	r.len[1] = s->hot_len;
 	kid_reply_ok(res_fd, &r);
+	return hot;
+}
+
+static void kid_hot_cold(const struct kid_spec *s, int res_fd, int cmd_fd)
+{
+	char *cold, *hot;
+
+	hot = kid_map_two(s, res_fd, &cold);
 	while (!kid_told(cmd_fd))
 		htmm_touch(hot, s->hot_len);
+	_exit(0);
+}
+
+/*
+ * Map and touch s->len bytes of warm pages and s->hot_len of hot ones,
+ * then until told anything: write every hot page, then one warm page, in
+ * turn.  A warm page is used s->len / s->hot_len times less often than a
+ * hot one.
+ */
+static void kid_rates(const struct kid_spec *s, int res_fd, int cmd_fd)
+{
+	size_t nwarm = s->len / PG, i = 0, off;
+	char *hot, *warm;
+
+	hot = kid_map_two(s, res_fd, &warm);
+	for (;;) {
+		for (off = 0; off < s->hot_len; off += PG)
+			hot[off]++;
+		warm[i++ % nwarm * PG]++;
+		/* Every write of every round, not one per page at the end. */
+		asm volatile("" : : : "memory");
+		if (!(i % 4096) && kid_told(cmd_fd))
+			break;
+	}
 	_exit(0);
 }
 
@@ -1272,14 +1308,17 @@ TEST_F_TIMEOUT(htmm_sample, threshold_follows_budget, 120)
 #define NR_PROBE	8
 #define NR_MEAN		64
 
-/* Mean bin of NR_MEAN pages spread over a region (ENODEV counts as 0). */
+/*
+ * Mean bin of NR_MEAN pages spread over a region (ENODEV counts as 0);
+ * their largest sample count in *@max_count, their mean one in *@mean.
+ */
 static double mean_bin(struct __test_metadata *_metadata, pid_t pid,
 		       unsigned long addr, unsigned long len,
-		       unsigned int *max_count)
+		       unsigned int *max_count, double *mean)
 {
 	unsigned long stride = len / PG / NR_MEAN * PG;
+	unsigned int sum = 0, counts = 0;
 	struct page_info pi;
-	unsigned int sum = 0;
 	int i, err;
 
 	*max_count = 0;
@@ -1289,10 +1328,57 @@ static double mean_bin(struct __test_metadata *_metadata, pid_t pid,
 			continue;
 		EXPECT_EQ(0, err) TH_LOG("page_info: %s", strerror(-err));
 		sum += pi.bin;
+		counts += pi.count;
 		if (pi.count > *max_count)
 			*max_count = pi.count;
 	}
+	*mean = (double)counts / NR_MEAN;
 	return (double)sum / NR_MEAN;
+}
+
+/*
+ * The Accessed-bit sampler, a scan started every 100 ms, no cooling and no
+ * CPU quota: the scan is paced to the quota, and this debug kernel (KASAN,
+ * lockdep) under TCG is far slower than the machines the default quota is
+ * for.  Classification is tested with this, the quota elsewhere.
+ */
+static void abit_classify_setup(struct __test_metadata *_metadata,
+				struct sample_ctx *x)
+{
+	set_tunable(_metadata, x, "htmm_sampler", "abit");
+	set_tunable(_metadata, x, "htmm_abit_interval_ms", "100");
+	set_tunable(_metadata, x, "htmm_cooling_period", "2147483647");
+	set_tunable(_metadata, x, "ksampled_soft_cpu_quota", "0");
+}
+
+/*
+ * Wait up to 120 s for NR_PROBE pages @stride apart from @addr in @pid to
+ * have @want samples each.  Return: the fewest any of them had.
+ */
+static unsigned int wait_probes(struct __test_metadata *_metadata, pid_t pid,
+				unsigned long addr, unsigned long stride,
+				unsigned int want)
+{
+	long long t0 = now_ms();
+	unsigned int min_count;
+	struct page_info pi;
+	int i, err;
+
+	do {
+		min_count = UINT_MAX;
+		for (i = 0; i < NR_PROBE && min_count >= want; i++) {
+			err = page_info(pid, addr + i * stride, &pi);
+			ASSERT_TRUE(!err || err == -ENODEV)
+				TH_LOG("page_info: %s", strerror(-err));
+			if (err || pi.count < min_count)
+				min_count = err ? 0 : pi.count;
+		}
+		if (min_count >= want)
+			break;
+	} while (poll_again(t0 + 120 * 1000));
+	TH_LOG("%d probed hot pages reached %u samples after %lld ms",
+	       NR_PROBE, min_count, now_ms() - t0);
+	return min_count;
 }
 
 /* The Accessed-bit scanner tells a hot region from a cold one. */
@@ -1303,25 +1389,15 @@ TEST_F_TIMEOUT(htmm_sample, abit_hot_vs_cold, 300)
 		.hot_len = HOT_LEN,
 	};
 	struct sample_ctx *x = &self->x;
-	unsigned int min_count = 0, hot_max, cold_max;
-	unsigned long hot, stride;
-	long long t0, waited;
-	double hot_mean, cold_mean;
-	struct page_info pi;
+	unsigned int min_count, hot_max, cold_max;
+	double hot_mean, cold_mean, counts;
 	struct kid_reply r;
 	struct stat_snap s;
+	unsigned long hot;
+	long long t0;
 	pid_t pid;
-	int i, err;
 
-	set_tunable(_metadata, x, "htmm_sampler", "abit");
-	set_tunable(_metadata, x, "htmm_abit_interval_ms", "100");
-	set_tunable(_metadata, x, "htmm_cooling_period", "2147483647");
-	/*
-	 * The scan is paced to the CPU quota, and this debug kernel (KASAN,
-	 * lockdep) under TCG is far slower than the machines the default
-	 * quota is for: classification is tested here, the quota elsewhere.
-	 */
-	set_tunable(_metadata, x, "ksampled_soft_cpu_quota", "0");
+	abit_classify_setup(_metadata, x);
 	t0 = now_ms();
 	kid_start(_metadata, x, 0, &spec, &r);
 	TH_LOG("child touched %lu MiB cold + %lu MiB hot in %lld ms",
@@ -1331,27 +1407,13 @@ TEST_F_TIMEOUT(htmm_sample, abit_hot_vs_cold, 300)
 	ASSERT_EQ(0, set_enabled(x, true));
 
 	/* wait until NR_PROBE hot pages have at least 3 samples each */
-	t0 = now_ms();
-	stride = HOT_LEN / PG / NR_PROBE * PG;
-	do {
-		min_count = UINT_MAX;
-		for (i = 0; i < NR_PROBE && min_count >= 3; i++) {
-			err = page_info(pid, hot + i * stride, &pi);
-			ASSERT_TRUE(!err || err == -ENODEV)
-				TH_LOG("page_info: %s", strerror(-err));
-			if (err || pi.count < min_count)
-				min_count = err ? 0 : pi.count;
-		}
-		if (min_count >= 3)
-			break;
-	} while (poll_again(t0 + 120 * 1000));
-	waited = now_ms() - t0;
-	TH_LOG("%d probed hot pages reached %u samples after %lld ms",
-	       NR_PROBE, min_count, waited);
+	min_count = wait_probes(_metadata, pid, hot,
+				HOT_LEN / PG / NR_PROBE * PG, 3);
 	ASSERT_LE(3U, min_count) TH_LOG("hot pages not sampled within 120 s");
 
-	hot_mean = mean_bin(_metadata, pid, hot, HOT_LEN, &hot_max);
-	cold_mean = mean_bin(_metadata, pid, r.addr[0], COLD_LEN, &cold_max);
+	hot_mean = mean_bin(_metadata, pid, hot, HOT_LEN, &hot_max, &counts);
+	cold_mean = mean_bin(_metadata, pid, r.addr[0], COLD_LEN, &cold_max,
+			     &counts);
 	TH_LOG("mean bin: hot %.2f (max count %u), cold %.2f (max count %u)",
 	       hot_mean, hot_max, cold_mean, cold_max);
 	EXPECT_GT(hot_mean, cold_mean);
@@ -1369,6 +1431,48 @@ TEST_F_TIMEOUT(htmm_sample, abit_hot_vs_cold, 300)
 	EXPECT_LT(0ULL, snap_u64(_metadata, &s, "samples_abit"));
 	EXPECT_LT(0ULL, hist_total(_metadata, &s, "hist_"));
 	EXPECT_EQ(0ULL, snap_u64(_metadata, &s, "samples_inject"));
+}
+
+#define RATE_HOT_PAGES	64
+#define RATE_WARM_LEN	(64 * MiB)
+
+/*
+ * With a test window, the Accessed-bit scanner ranks pages by how often
+ * they are used even where every page is used between two of its visits.
+ * A child writes 64 hot pages in turn without a pause, and after each
+ * round one of 16384 warm pages: a warm page is used 16384 rounds apart,
+ * tens of ms or more in this guest, and a pass over the child takes
+ * longer than that.  Without a window every page is young at every visit,
+ * and hot and warm pages get a sample a pass alike; with a 1 ms window a
+ * warm page is young at a few per cent of its tests, a hot one at all.
+ */
+TEST_F_TIMEOUT(htmm_sample, abit_window_ranks_by_rate, 300)
+{
+	const struct kid_spec spec = {
+		.body = kid_rates, .cpu = -1, .len = RATE_WARM_LEN,
+		.hot_len = RATE_HOT_PAGES * PG,
+	};
+	struct sample_ctx *x = &self->x;
+	unsigned int min_count, hot_max, warm_max;
+	double hot_count, warm_count;
+	struct kid_reply r;
+	pid_t pid;
+
+	abit_classify_setup(_metadata, x);
+	set_tunable(_metadata, x, "htmm_abit_window_us", "1000");
+	kid_start(_metadata, x, 0, &spec, &r);
+	pid = x->kids[0].pid;
+	ASSERT_EQ(0, set_enabled(x, true));
+
+	/* Until every eighth hot page has 5 samples. */
+	min_count = wait_probes(_metadata, pid, r.addr[1],
+				RATE_HOT_PAGES / NR_PROBE * PG, 5);
+	ASSERT_LE(5U, min_count);
+	mean_bin(_metadata, pid, r.addr[1], r.len[1], &hot_max, &hot_count);
+	mean_bin(_metadata, pid, r.addr[0], r.len[0], &warm_max, &warm_count);
+	TH_LOG("mean samples: hot %.2f (max %u), warm %.2f (max %u)",
+	       hot_count, hot_max, warm_count, warm_max);
+	EXPECT_LE(warm_count * 4, hot_count);
 }
 
 #define QUOTA_SECONDS	20

@@ -776,6 +776,8 @@ static const struct tunable tunables[] = {
 	  { "9", "60001" } },
 	{ "htmm_abit_rate_mb", true, { "1", "64", "4096" },
 	  { "0", "1048577" } },
+	{ "htmm_abit_window_us", true, { "0", "2000", "20000" },
+	  { "100001" } },
 	{ "htmm_migrate_rate_mb", true, { "1", "64", "1024" },
 	  { "0", "1048577" } },
 	{ "htmm_promotion_watermark", true, { "20", "50", "400" }, { "501" } },

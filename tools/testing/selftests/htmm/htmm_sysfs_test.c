@@ -80,6 +80,7 @@ enum {
 	T_HTMM_NOWARM,
 	T_HTMM_ABIT_INTERVAL_MS,
 	T_HTMM_ABIT_RATE_MB,
+	T_HTMM_ABIT_WINDOW_US,
 	T_HTMM_MIGRATE_RATE_MB,
 	T_HTMM_PROMOTION_WATERMARK,
 	T_HTMM_DEMOTION_WATERMARK,
@@ -155,6 +156,10 @@ static const struct htmm_tunable htmm_tunables[NR_TUNABLES] = {
 	[T_HTMM_ABIT_RATE_MB] = {
 		.name = "htmm_abit_rate_mb",
 		.def = 4096, .min = 1, .max = 1048576,
+	},
+	[T_HTMM_ABIT_WINDOW_US] = {
+		.name = "htmm_abit_window_us",
+		.def = 0, .min = 0, .max = 100000,
 	},
 	[T_HTMM_MIGRATE_RATE_MB] = {
 		.name = "htmm_migrate_rate_mb",
@@ -333,6 +338,10 @@ FIXTURE_VARIANT_ADD(htmm_default, htmm_abit_rate_mb) {
 	.t = &htmm_tunables[T_HTMM_ABIT_RATE_MB],
 };
 
+FIXTURE_VARIANT_ADD(htmm_default, htmm_abit_window_us) {
+	.t = &htmm_tunables[T_HTMM_ABIT_WINDOW_US],
+};
+
 FIXTURE_VARIANT_ADD(htmm_default, htmm_migrate_rate_mb) {
 	.t = &htmm_tunables[T_HTMM_MIGRATE_RATE_MB],
 };
@@ -481,6 +490,10 @@ FIXTURE_VARIANT_ADD(htmm_tunable, htmm_abit_interval_ms) {
 
 FIXTURE_VARIANT_ADD(htmm_tunable, htmm_abit_rate_mb) {
 	.t = &htmm_tunables[T_HTMM_ABIT_RATE_MB],
+};
+
+FIXTURE_VARIANT_ADD(htmm_tunable, htmm_abit_window_us) {
+	.t = &htmm_tunables[T_HTMM_ABIT_WINDOW_US],
 };
 
 FIXTURE_VARIANT_ADD(htmm_tunable, htmm_migrate_rate_mb) {
