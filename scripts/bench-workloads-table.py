@@ -32,12 +32,12 @@ import sys
 
 FIELDS = ['workload', 'config', 'ratio', 'mb', 'work', 'budget_kb', 'kernel',
           'date', 'guest_exit', 'exit', 'check', 'wall_s', 'model_ns_cpu0',
-          'insns_cpu0', 'model_ns',
-          'insns', 'left_out_insns', 'fast_misses', 'slow_misses', 'fast_share', 'rss_begin_kb',
-          'rss_end_kb', 'n0_begin_kb', 'n1_begin_kb', 'n0_end_kb',
-          'n1_end_kb', 'migrated', 'promoted', 'demoted', 'ksamplingd_ms_s',
-          'kmigraterd_ms_s', 'kdamond_ms_s', 'kswapd_ms_s', 'filler_free_kb',
-          'result']
+          'insns_cpu0', 'model_ns', 'insns', 'left_out_insns', 'fast_misses',
+          'slow_misses', 'fast_share', 'rss_begin_kb', 'rss_end_kb',
+          'n0_begin_kb', 'n1_begin_kb', 'n0_end_kb', 'n1_end_kb',
+          'thp_begin_kb', 'thp_end_kb', 'migrated', 'promoted', 'demoted',
+          'ksamplingd_ms_s', 'kmigraterd_ms_s', 'kdamond_ms_s', 'kswapd_ms_s',
+          'filler_free_kb', 'result']
 CONFIGS = ['all-fast', 'none', 'autonuma', 'damon', 'htmm-abit', 'htmm-epebs',
            'htmm-epebs-nosplit']
 WORKLOADS = ['redis', 'xslookup', 'graph500', 'btree', 'liblinear', 'pagerank']
@@ -88,6 +88,8 @@ def parse_run(lines, filler_free):
         elif w[1] in ('nodes_begin_kb', 'nodes_end_kb') and len(w) == 4:
             p = 'begin' if 'begin' in w[1] else 'end'
             r['n0_%s_kb' % p], r['n1_%s_kb' % p] = w[2], w[3]
+        elif w[1] in ('thp_begin_kb', 'thp_end_kb') and len(w) == 3:
+            r[w[1]] = w[2]
         elif w[1] == 'wl' and w[2] == 'begin':
             r['rss_begin_kb'] = w[4]
         elif w[1] == 'wl' and w[2] == 'end':

@@ -73,6 +73,11 @@ cg_nodes() {
 	     print int($2 / 1024), int($3 / 1024) }' "$1/memory.numa_stat"
 }
 
+# KiB of cgroup $1's anonymous memory in huge pages.
+cg_thp() {
+	awk '$1 == "anon_thp" { print int($2 / 1024) }' "$1/memory.stat"
+}
+
 vmstat_snap() {
 	grep -E '^(pgmigrate_success|pgpromote_success|pgdemote_kswapd|pgdemote_direct|pgdemote_khugepaged|htmm_nr_promoted|htmm_nr_demoted) ' /proc/vmstat > "$1"
 }
@@ -138,8 +143,7 @@ start_trace() {
 	 while [ -d "$1" ]; do
 		s=$(awk '/^(hot|warm|fill)_threshold|^hist_[0-9]|^promoted|^demoted|^promotion_queue_(hot|fill)_pages|^samples_(abit|inject)|^cooling_epoch|^abit_scans|^fast_capacity/ {
 			printf "%s=%s ", $1, $2 }' "$1/memory.htmm_stat" 2> /dev/null)
-		thp=$(awk '$1 == "anon_thp" { print int($2 / 1024) }' "$1/memory.stat" 2> /dev/null)
-		echo "bench trace t $(( $(cut -d. -f1 /proc/uptime) - t0 )) nodes_kb $(cg_nodes "$1") anon_thp_kb=$thp $s"
+		echo "bench trace t $(( $(cut -d. -f1 /proc/uptime) - t0 )) nodes_kb $(cg_nodes "$1") anon_thp_kb=$(cg_thp "$1" 2> /dev/null) $s"
 		sleep "$bench_trace"
 	 done) &
 	trpid=$!
@@ -165,6 +169,7 @@ run_one() {
 	if wl_sync begin; then
 		vmstat_snap /tmp/vm0
 		echo "bench nodes_begin_kb $(cg_nodes "$cg")"
+		echo "bench thp_begin_kb $(cg_thp "$cg")"
 		rec_start "$cg" --kthread kdamond.0 --kthread kdamond.1 --kthread kswapd0 --kthread kswapd1
 		from=$(date +%s)
 		kill -CONT $wpid
@@ -172,6 +177,7 @@ run_one() {
 			rec_stop
 			vmstat_snap /tmp/vm1
 			echo "bench nodes_end_kb $(cg_nodes "$cg")"
+			echo "bench thp_end_kb $(cg_thp "$cg")"
 			kill -CONT $wpid
 		fi
 	fi

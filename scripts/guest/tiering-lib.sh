@@ -30,17 +30,25 @@ H=/sys/kernel/mm/htmm
 D=/sys/kernel/mm/damon/admin/kdamonds
 tier_inject=
 relay=
+# The htmm files a configuration wrote, as "NAME:OLD_VALUE ...", for
+# tier_teardown to restore (a file's first old value only).
 tier_saved=
-tier_set_saved=
 
-# Write bench_htmm_set's files, keeping their old values in $tier_set_saved.
+# Write VALUE $2 to htmm file $1, keeping its old value in $tier_saved.
+tier_htmm_write() {
+	[ -f "$H/$1" ] || { echo "bench: no htmm file $1"; return 1; }
+	case " $tier_saved " in
+	*" $1:"*) ;;
+	*) tier_saved="$tier_saved $1:$(cat "$H/$1")" ;;
+	esac
+	echo "$2" > "$H/$1"
+}
+
+# Write bench_htmm_set's files.
 tier_htmm_set() {
 	for kv in $(echo "${bench_htmm_set:-}" | tr ',' ' '); do
-		f=$H/${kv%%:*}
-		[ -f "$f" ] || { echo "bench: no htmm file ${kv%%:*}"; return 1; }
-		tier_set_saved="$tier_set_saved ${kv%%:*}:$(cat "$f")"
-		echo "${kv#*:}" > "$f" || return 1
-		echo "bench htmm_set ${kv%%:*} $(cat "$f")"
+		tier_htmm_write "${kv%%:*}" "${kv#*:}" || return 1
+		echo "bench htmm_set ${kv%%:*} $(cat "$H/${kv%%:*}")"
 	done
 }
 
@@ -138,20 +146,19 @@ tier_setup() {
 		damon_kdamond 0 1 migrate_hot 0
 		damon_kdamond 1 0 migrate_cold 1 ;;
 	htmm-abit|htmm-inject|htmm-split|htmm-nosplit|htmm-epebs|htmm-epebs-nosplit)
-		tier_saved="$(cat $H/htmm_sampler) $(cat $H/htmm_mode) $(cat $H/htmm_cooling_period)"
 		case "$1" in
-		htmm-abit) echo abit > $H/htmm_sampler ;;
+		htmm-abit) tier_htmm_write htmm_sampler abit ;;
 		htmm-epebs*)
-			echo inject > $H/htmm_sampler
-			echo 200000 > $H/htmm_cooling_period
+			tier_htmm_write htmm_sampler inject
+			tier_htmm_write htmm_cooling_period 200000
 			/htmm/bin/epebs_relay > /tmp/relay.out 2>&1 &
 			relay=$! ;;
 		*)
-			echo inject > $H/htmm_sampler
-			echo 200000 > $H/htmm_cooling_period
+			tier_htmm_write htmm_sampler inject
+			tier_htmm_write htmm_cooling_period 200000
 			tier_inject="--inject ${bench_inject:-40000}" ;;
 		esac
-		case "$1" in *nosplit) echo 1 > $H/htmm_mode ;; esac
+		case "$1" in *nosplit) tier_htmm_write htmm_mode 1 ;; esac
 		tier_htmm_set || return 1
 		echo "$3" > "$2/memory.max_at_node0"
 		echo enabled > "$2/memory.htmm_enabled" ;;
@@ -169,17 +176,10 @@ tier_teardown() {
 	if [ -f "$1/memory.htmm_enabled" ]; then
 		echo disabled > "$1/memory.htmm_enabled"
 	fi
-	if [ -n "$tier_saved" ]; then
-		set -- $tier_saved
-		echo "$1" > $H/htmm_sampler
-		echo "$2" > $H/htmm_mode
-		echo "$3" > $H/htmm_cooling_period
-		tier_saved=
-	fi
-	for kv in $tier_set_saved; do
+	for kv in $tier_saved; do
 		echo "${kv#*:}" > "$H/${kv%%:*}"
 	done
-	tier_set_saved=
+	tier_saved=
 	if [ -n "$relay" ]; then
 		kill -TERM "$relay"
 		wait "$relay"
