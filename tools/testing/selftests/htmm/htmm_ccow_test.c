@@ -33,6 +33,9 @@ static const char * const ccow_tunables[] = {
 
 #define NR_TUNABLES	ARRAY_SIZE(ccow_tunables)
 
+/* What delegated_subtree_within_delegator_max makes below the cgroup. */
+static const char * const deleg_children[] = { "c1", "stage" };
+
 static int ccow_set(const char *name, const char *val)
 {
 	char path[256];
@@ -153,6 +156,12 @@ FIXTURE_TEARDOWN(ccow)
 		htmm_thp_set(self->thp_saved);
 
 	htmm_write_str(HTMM_CGROUP_ROOT "/cgroup.procs", "0");
+	for (i = 0; i < ARRAY_SIZE(deleg_children); i++) {
+		char sub[HTMM_CG_PATH_MAX + 8];
+
+		htmm_cg_file(sub, sizeof(sub), self->cg, deleg_children[i]);
+		htmm_cg_destroy(sub);
+	}
 	htmm_cg_destroy(self->cg);
 	for (i = 0; i < NR_TUNABLES && self->saved[i][0]; i++)
 		ccow_set(ccow_tunables[i], self->saved[i]);
@@ -746,6 +755,147 @@ TEST_F(ccow, near_memory_max_no_oom)
 	EXPECT_GT(ccow_stat(self->cg, "ccow_precopy_failed"), failed0);
 	htmm_cg_file(path, sizeof(path), self->cg, "memory.max");
 	htmm_write_str(path, "max");
+}
+
+/*
+ * A delegated subtree (Documentation/admin-guide/cgroup-v2.rst,
+ * "Delegation"): the delegator hands D = self->cg to uid 65534, keeps D's
+ * own interface files, enables htmm in D and sets htmm_ccow_enabled to
+ * "htmm".  The delegatee makes a child of its own, enables htmm there,
+ * lifts the child's memory.max, and forks over 16 MiB; its child writes
+ * one page of every region.  CCoW pre-copies for the delegatee, the
+ * pre-copies are charged, D's memory.max (which the delegatee cannot
+ * change) stops them short, and nothing is OOM-killed.
+ */
+#define DELEG_PAGES	4096	/* 16 MiB */
+
+struct deleg_ctl {
+	const char *d;
+	int ready, go;		/* pipe ends: worker -> test, test -> worker */
+};
+
+/* The delegatee's side, as uid 65534 in D/stage; 0, or the failed step. */
+static int deleg_worker(const struct deleg_ctl *c)
+{
+	size_t pages = DELEG_PAGES;
+	char cg[HTMM_CG_PATH_MAX + 8], path[PATH_MAX], b = 0;
+	char *p;
+
+	if (setgroups(0, NULL) || setgid(HTMM_UNPRIV_ID) ||
+	    setuid(HTMM_UNPRIV_ID))
+		return 10;
+	htmm_cg_file(cg, sizeof(cg), c->d, "c1");
+	if (mkdir(cg, 0755))
+		return 11;
+	htmm_cg_file(path, sizeof(path), cg, "memory.htmm_enabled");
+	if (htmm_write_str(path, "enabled"))
+		return 12;
+	htmm_cg_file(path, sizeof(path), cg, "memory.max");
+	if (htmm_write_str(path, "max"))
+		return 13;
+	if (htmm_cg_enter(cg, 0))
+		return 14;
+	/* The delegator's switches stay the delegator's. */
+	if (!access(CCOW_DIR "htmm_ccow_enabled", W_OK))
+		return 15;
+	p = region_area(pages);
+	if (!p)
+		return 16;
+	if (write(c->ready, &b, 1) != 1 || read(c->go, &b, 1) != 1)
+		return 17;
+	return in_child(near_limit_child, p, &pages) ? 18 : 0;
+}
+
+/* Start the delegatee in D/stage; its pid, or -1. */
+static pid_t deleg_start(const char *d, int ready[2], int go[2])
+{
+	const struct deleg_ctl c = { d, ready[1], go[0] };
+	char stage[HTMM_CG_PATH_MAX + 8];
+	pid_t pid;
+
+	htmm_cg_file(stage, sizeof(stage), d, "stage");
+	fflush(stdout);
+	pid = fork();
+	if (pid)
+		return pid;
+	close(ready[0]);
+	close(go[1]);
+	_exit(htmm_cg_enter(stage, 0) ? 9 : deleg_worker(&c));
+}
+
+/* The delegator's part: D's children may use memory, D is 65534's. */
+static int deleg_setup(const char *d)
+{
+	static const char * const owned[] = {
+		"", "cgroup.procs", "cgroup.threads", "cgroup.subtree_control",
+	};
+	char path[PATH_MAX];
+	unsigned int i;
+
+	htmm_write_str(HTMM_CGROUP_ROOT "/cgroup.procs", "0");
+	htmm_cg_file(path, sizeof(path), d, "stage");
+	if (mkdir(path, 0755))
+		return -errno;
+	htmm_cg_file(path, sizeof(path), d, "cgroup.subtree_control");
+	if (htmm_write_str(path, "+memory"))
+		return -EIO;
+	for (i = 0; i < ARRAY_SIZE(owned); i++) {
+		htmm_cg_file(path, sizeof(path), d, owned[i]);
+		if (chown(path, HTMM_UNPRIV_ID, HTMM_UNPRIV_ID))
+			return -errno;
+	}
+	htmm_cg_file(path, sizeof(path), d, "memory.htmm_enabled");
+	return htmm_write_str(path, "enabled");
+}
+
+TEST_F(ccow, delegated_subtree_within_delegator_max)
+{
+	unsigned long long cur = 0, oom0 = 0, oom1 = 0;
+	char path[PATH_MAX], c1[HTMM_CG_PATH_MAX + 8], buf[64], b = 0;
+	long long pre0, failed0;
+	int ready[2], go[2], st = 0;
+	ssize_t n;
+	pid_t pid;
+
+	ASSERT_EQ(0, ccow_set("htmm_ccow_enabled", "htmm"));
+	ASSERT_EQ(0, deleg_setup(self->cg));
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
+	pid = deleg_start(self->cg, ready, go);
+	ASSERT_LT(0, pid);
+	close(ready[1]);
+	close(go[0]);
+	/* The worker is set up and has its 16 MiB, or it quit. */
+	n = read(ready[0], &b, 1);
+	if (n != 1 && waitpid(pid, &st, 0) == pid)
+		TH_LOG("delegatee: exit %d in set-up (see deleg_worker)",
+		       WEXITSTATUS(st));
+	ASSERT_EQ(1, n);
+	htmm_cg_file(c1, sizeof(c1), self->cg, "c1");
+	htmm_cg_file(path, sizeof(path), self->cg, "memory.current");
+	EXPECT_EQ(0, htmm_read_value(path, &cur));
+	/* Room for the copies the writes need (1 MiB), and 3 MiB more. */
+	snprintf(buf, sizeof(buf), "%llu", cur + 4 * MiB);
+	htmm_cg_file(path, sizeof(path), self->cg, "memory.max");
+	EXPECT_EQ(0, htmm_write_str(path, buf));
+	htmm_cg_file(path, sizeof(path), self->cg, "memory.events");
+	htmm_keyed_get(path, "oom_kill", &oom0);
+	pre0 = ccow_stat(c1, "ccow_precopied");
+	failed0 = ccow_stat(c1, "ccow_precopy_failed");
+	EXPECT_EQ(1, write(go[1], &b, 1));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st))
+		TH_LOG("delegatee: status %#x (exit 18: the child's writes)",
+		       st);
+	htmm_keyed_get(path, "oom_kill", &oom1);
+	EXPECT_EQ(oom0, oom1);
+	TH_LOG("pre-copied %lld pages, %lld pre-copies refused by D's limit",
+	       ccow_stat(c1, "ccow_precopied") - pre0,
+	       ccow_stat(c1, "ccow_precopy_failed") - failed0);
+	EXPECT_GT(ccow_stat(c1, "ccow_precopied"), pre0);
+	EXPECT_GT(ccow_stat(c1, "ccow_precopy_failed"), failed0);
+	close(ready[0]);
+	close(go[1]);
 }
 
 TEST_HARNESS_MAIN
