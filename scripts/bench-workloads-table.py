@@ -32,7 +32,8 @@ import sys
 
 FIELDS = ['workload', 'config', 'ratio', 'mb', 'work', 'budget_kb', 'kernel',
           'date', 'guest_exit', 'exit', 'check', 'wall_s', 'model_ns_cpu0',
-          'insns_cpu0', 'model_ns', 'insns', 'left_out_insns', 'fast_misses',
+          'insns_cpu0', 'model_ns', 'insns', 'left_out_insns',
+          'left_out_insns_cpu0', 'fast_misses',
           'slow_misses', 'fast_share', 'rss_begin_kb', 'rss_end_kb',
           'n0_begin_kb', 'n1_begin_kb', 'n0_end_kb', 'n1_end_kb',
           'thp_begin_kb', 'thp_end_kb', 'migrated', 'promoted', 'demoted',
@@ -70,6 +71,9 @@ def read_plugin(path):
             elif w[:2] == ['vcpu', '0'] and len(w) >= 10:
                 # The workload's CPU (the guest pins it to CPU 0).
                 out['insns_cpu0'], out['model_ns_cpu0'] = int(w[7]), int(float(w[9]))
+                # What the relay left out on that CPU: where it ran.
+                if len(w) >= 12 and w[10] == 'left_out_insns':
+                    out['left_out_insns_cpu0'] = int(w[11])
     return out
 
 
