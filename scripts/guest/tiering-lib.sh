@@ -151,19 +151,7 @@ tier_setup() {
 		htmm-epebs*)
 			tier_htmm_write htmm_sampler inject
 			tier_htmm_write htmm_cooling_period 200000
-			tier_relay_cpu=
-			# With two CPUs or more, the relay runs on the last:
-			# its injection does what ksamplingd does with real
-			# PEBS samples, on a CPU of its own, and the workload
-			# (pinned to CPU 0 by bench-workloads.sh) must not
-			# be charged for it.  Unpinned, it ran on CPU 0 too:
-			# 534 M of its 1389 M left-out instructions were on
-			# CPU 0 in Redis at 1:16 on fb13a5970944, and CPU 0
-			# ran 0.8-1.5 G more instructions than first touch.
-			tier_ncpu=$(grep -c '^processor' /proc/cpuinfo)
-			[ "$tier_ncpu" -ge 2 ] &&
-				tier_relay_cpu="taskset -c $((tier_ncpu - 1))"
-			$tier_relay_cpu /htmm/bin/epebs_relay > /tmp/relay.out 2>&1 &
+			/htmm/bin/epebs_relay > /tmp/relay.out 2>&1 &
 			relay=$! ;;
 		*)
 			tier_htmm_write htmm_sampler inject
