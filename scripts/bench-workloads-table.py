@@ -38,7 +38,8 @@ FIELDS = ['workload', 'config', 'ratio', 'mb', 'work', 'budget_kb', 'kernel',
           'n0_begin_kb', 'n1_begin_kb', 'n0_end_kb', 'n1_end_kb',
           'thp_begin_kb', 'thp_end_kb', 'migrated', 'promoted', 'demoted',
           'ksamplingd_ms_s', 'kmigraterd_ms_s', 'kdamond_ms_s', 'kswapd_ms_s',
-          'filler_free_kb', 'result']
+          'filler_free_kb', 'boost_kb_filler', 'boost_kb_end',
+          'node0_free_end_kb', 'result']
 CONFIGS = ['all-fast', 'none', 'autonuma', 'damon', 'htmm-abit', 'htmm-epebs',
            'htmm-epebs-nosplit']
 WORKLOADS = ['redis', 'xslookup', 'graph500', 'btree', 'liblinear', 'pagerank']
@@ -106,6 +107,11 @@ def parse_run(lines, filler_free):
             mig[w[2]] = int(w[3])
         elif w[1] == 'cpu_ms':
             cpu[w[2]] = int(w[3])
+        elif w[1] == 'boost_kb' and len(w) == 4:
+            # Node 0's watermark boost at the filler's start and the end.
+            r['boost_kb_filler'], r['boost_kb_end'] = w[2], w[3]
+        elif w[1] == 'node0_free_end_kb' and len(w) == 3:
+            r['node0_free_end_kb'] = w[2]
     r['migrated'] = mig.get('pgmigrate_success', '')
     r['promoted'] = mig.get('pgpromote_success', 0) + mig.get('htmm_nr_promoted', 0)
     r['demoted'] = sum(v for k, v in mig.items() if k.startswith('pgdemote_')) + \

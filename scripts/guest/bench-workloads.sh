@@ -26,7 +26,13 @@
 # first-touch and DAMON allocations may dip into and NUMA balancing,
 # which promotes only above the high watermark, may not.  The filler
 # starts afresh for each run, as the kernel's own allocations on node 0
-# (cgroups, page tables) add up over many runs.  Under all-fast there is
+# (cgroups, page tables) add up over many runs.  Watermark boosting is off
+# (vm.watermark_boost_factor=0): after a fragmenting fallback the kernel
+# raises a zone's watermarks by a pageblock at a time, up to 1.5 times the
+# high watermark (about 5.6 MiB on node 0 here), until kswapd next runs.
+# That took or gave back up to a third of the 1:16 budget in the middle of
+# a run, so fast capacity differed between runs; a run reports node 0's
+# boost when its filler starts and at its end ("bench boost_kb").  Under all-fast there is
 # no filler: node 0 holds the whole footprint.  A run's figures go to the results port as
 # "bench ..." lines, ending with "bench run end"; the host turns each run
 # into one CSV file.  Output on stdout (the init sends it to ttyS1).
@@ -42,6 +48,8 @@ work=${bench_work:-1}
 budget_kb=$((mb * 1024 / (1 + ratio)))
 fill=
 echo always > /sys/kernel/mm/transparent_hugepage/enabled
+# No new boosts; setting the watermarks again clears the current ones.
+echo 0 > /proc/sys/vm/watermark_boost_factor
 echo 8192 > /proc/sys/vm/min_free_kbytes
 
 # Node 0's high watermarks, in KiB.
@@ -50,7 +58,21 @@ high_kb() {
 	     END { print s * 4 }' /proc/zoneinfo
 }
 
+# Node 0's free memory, in KiB, as the filler counts it (buddy and
+# per-CPU lists).
+node0_free_kb() {
+	awk '$1 == "Node" { n = $2 } n == "0," && ($1 == "nr_free_pages" || $1 == "count:") {
+	     s += $2 } END { print s * 4 }' /proc/zoneinfo
+}
+
+# Node 0's watermark boost, in KiB.
+boost_kb() {
+	awk '$1 == "Node" { n = $2 } $1 == "boost" && n == "0," { s += $2 }
+	     END { print s * 4 }' /proc/zoneinfo
+}
+
 start_filler() {
+	boost0=$(boost_kb)
 	leave=$((budget_kb + $(high_kb)))
 	$B/filler --node 0 --leave-kb $leave > /tmp/filler.out 2>&1 &
 	fill=$!
@@ -156,7 +178,8 @@ run_one() {
 	[ "$2" = all-fast ] || start_filler
 	cg=/sys/fs/cgroup/wl-$1-$2
 	mkdir -p "$cg"
-	srv=
+	srv=''
+	free_end=''
 	echo "bench run workload $1 config $2 ratio $ratio mb $mb work $work budget_kb $budget_kb"
 	tier_damon_memcg=/wl-$1-$2
 	tier_setup "$2" "$cg" "${budget_kb}K" || return 1
@@ -177,6 +200,7 @@ run_one() {
 			rec_stop
 			vmstat_snap /tmp/vm1
 			echo "bench nodes_end_kb $(cg_nodes "$cg")"
+			free_end=$(node0_free_kb)
 			echo "bench thp_end_kb $(cg_thp "$cg")"
 			kill -CONT $wpid
 		fi
@@ -204,6 +228,8 @@ run_one() {
 	[ -n "$trpid" ] && kill "$trpid" 2> /dev/null
 	rmdir "$cg"
 	if [ -n "$fill" ]; then
+		echo "bench boost_kb $boost0 $(boost_kb)"
+		echo "bench node0_free_end_kb $free_end"
 		kill "$fill"
 		wait "$fill"
 		fill=

@@ -3,26 +3,32 @@
 # Runs in the guest for guest_job=workloads: the quick mode of the
 # workloads benchmark (bench-workloads.sh) as a test suite,
 # htmm_workloads, framed like run-tests.sh.  Every workload runs small
-# (bench_mb, default 24 MiB; bench_work, default 0.02) at fast:slow 1:4
+# (bench_mb, default 24 MiB; bench_work, default 0.01) at fast:slow 1:4
 # under every configuration that needs no plugin.  Per run it checks that
 # the workload ran to its end and its own check of its result passed, and
 # that the placement obeys the configuration:
 #   all-fast   at most 2% of the cgroup's anon memory on node 1;
 #   none       node 0 holds at most the budget plus the gap between node
 #              0's high and min watermarks (the filler leaves the budget
-#              above the high watermark; allocations may go down to min);
+#              above the high watermark; allocations may go down to min)
+#              plus 2 MiB: what other users give back to node 0 during
+#              the run (this debug kernel's KASAN quarantine frees slab
+#              pages long after their objects; node 0's free memory at
+#              the end, against the filler's and the cgroup's use, showed
+#              -1.9 to +2.2 MiB from the rest of the system over four
+#              Redis runs);
 #   htmm-abit  node 0 holds at most the budget (memory.max_at_node0) plus
 #              2 MiB, the overrun the admin guide allows (unflushed
-#              statistics, LRU batches).
+#              statistics, LRU batches);
+#   all but all-fast  node 0's watermark boost is 0 when the filler starts
+#              and at the run's end (bench-workloads.sh turns boosting
+#              off; a boost that kswapd clears mid-run gives the run more
+#              node 0 than the filler left it).
 # The figures are printed as they are (no plugin: wall-clock time only).
-export bench_ratio=4 bench_mb=${bench_mb:-24} bench_work=${bench_work:-0.02}
+export bench_ratio=4 bench_mb=${bench_mb:-24} bench_work=${bench_work:-0.01}
 export bench_workloads=${bench_workloads:-redis xslookup graph500 btree liblinear pagerank}
 export bench_configs=${bench_configs:-all-fast none autonuma damon htmm-abit}
 OUT=/tmp/workloads.out
-N=0
-FAIL=0
-ok() { N=$((N + 1)); echo "ok $N - $1"; }
-nok() { N=$((N + 1)); FAIL=$((FAIL + 1)); echo "not ok $N - $1"; shift; for l in "$@"; do echo "# $l"; done; }
 
 echo "# htmm-guest: begin"
 echo "# htmm-suite: htmm_workloads"
@@ -35,38 +41,55 @@ t0=$(cut -d. -f1 /proc/uptime)
 sed 's/^/# /' $OUT
 gap=$(awk '$1 == "Node" { n = $2 } n == "0," && $1 == "high" { s += $2 }
 	   n == "0," && $1 == "min" { s -= $2 } END { print s * 4 }' /proc/zoneinfo)
-# One run's block of $OUT: from "bench run workload $1 config $2" to its end.
-block() {
-	awk -v w="$1" -v c="$2" '$1 == "bench" && $2 == "run" && $3 == "workload" {
-		p = ($4 == w && $6 == c) } p' $OUT
+# Every run's checks in one pass over $OUT (under TCG and KASAN, a few
+# processes per run took half a minute in all).  A run is the block from
+# "bench run workload W config C" to the next such line.
+awk -v workloads="$bench_workloads" -v configs="$bench_configs" -v gap="$gap" '
+function check(w, c,    k, why, d) {
+	k = w SUBSEP c
+	if (!(k in seen))
+		return "the run did not start"
+	if (!(k in ended)) why = why "; the run did not end"
+	if (ex[k] != "0") why = why "; the workload exited non-zero"
+	if (!(k in ok)) why = why "; its check did not pass"
+	if (c == "all-fast" && n1[k] * 50 > n0[k] + n1[k])
+		why = why "; " n1[k] " KiB of " n0[k] + n1[k] " on node 1"
+	if (c == "none" && n0[k] > bud[k] + gap + 2048)
+		why = why "; node 0 holds " n0[k] " KiB, more than the budget " bud[k] " + " gap " + 2048"
+	if (c == "damon")
+		for (d = 0; d < 2; d++)
+			if (!((k SUBSEP d) in kd))
+				why = why "; kdamond " d " is not on with its young and memcg filters"
+	if (c == "htmm-abit" && n0[k] > bud[k] + 2048)
+		why = why "; node 0 holds " n0[k] " KiB, more than the budget " bud[k] " + 2048"
+	if (c != "all-fast" && boost[k] != "0,0")
+		why = why "; node 0 watermark boost (KiB, at the filler and at the end) is " \
+			(boost[k] == "" ? "missing" : boost[k])
+	return substr(why, 3)
 }
-for c in $bench_configs; do
-	for w in $bench_workloads; do
-		b=$(block "$w" "$c")
-		budget=$(echo "$b" | awk '$2 == "run" { print $14 }')
-		set -- $(echo "$b" | awk '$2 == "nodes_end_kb" { print $3, $4 }')
-		n0=${1:-0} n1=${2:-0}
-		why=
-		echo "$b" | grep -q '^bench run end' || why="the run did not end"
-		echo "$b" | grep -q '^bench exit 0$' || why="$why; the workload exited non-zero"
-		echo "$b" | grep -q '^bench wl check ok' || why="$why; its check did not pass"
-		case "$c" in
-		all-fast) [ $((n1 * 50)) -le $((n0 + n1)) ] ||
-			why="$why; $n1 KiB of $((n0 + n1)) on node 1" ;;
-		none) [ "$n0" -le $((budget + gap)) ] ||
-			why="$why; node 0 holds $n0 KiB, more than the budget $budget + $gap" ;;
-		damon) for k in 0 1; do
-			echo "$b" | grep -q "^bench damon kdamond $k state on .* filters young memcg" ||
-				why="$why; kdamond $k is not on with its young and memcg filters"
-		done ;;
-		htmm-abit) [ "$n0" -le $((budget + 2048)) ] ||
-			why="$why; node 0 holds $n0 KiB, more than the budget $budget + 2048" ;;
-		esac
-		secs=$(echo "$b" | awk '$2 == "wl" && $3 == "end" { print $5 }')
-		what="$w under $c: node 0 $n0 KiB, node 1 $n1 KiB, budget $budget KiB, ${secs:-?} s"
-		if [ -z "$why" ]; then ok "$what"; else nok "$what" "${why#; }"; fi
-	done
-done
+$1 != "bench" { next }
+$2 == "run" && $3 == "workload" { k = $4 SUBSEP $6; seen[k] = 1; bud[k] = $14; n0[k] = n1[k] = 0; next }
+$2 == "run" && $3 == "end" { ended[k] = 1 }
+$2 == "exit" { ex[k] = $3 }
+$2 == "wl" && $3 == "check" && $4 == "ok" { ok[k] = 1 }
+$2 == "wl" && $3 == "end" { secs[k] = $5 }
+$2 == "nodes_end_kb" { n0[k] = $3; n1[k] = $4 }
+$2 == "boost_kb" { boost[k] = $3 "," $4 }
+$2 == "damon" && $3 == "kdamond" && / state on .* filters young memcg/ { kd[k, $4 + 0] = 1 }
+END {
+	nc = split(configs, C, " "); nw = split(workloads, W, " ")
+	for (i = 1; i <= nc; i++)
+		for (j = 1; j <= nw; j++) {
+			k = W[j] SUBSEP C[i]; why = check(W[j], C[i])
+			printf "%s %d - %s under %s: node 0 %d KiB, node 1 %d KiB, budget %s KiB, %s s\n",
+				why == "" ? "ok" : "not ok", ++n, W[j], C[i], n0[k], n1[k], bud[k],
+				secs[k] == "" ? "?" : secs[k]
+			if (why != "") { print "# " why; fail++ }
+		}
+	print "# htmm-exit-count " fail + 0
+}' $OUT > /tmp/workloads.tap
+grep -v '^# htmm-exit-count' /tmp/workloads.tap
+FAIL=$(awk '$2 == "htmm-exit-count" { print $3 }' /tmp/workloads.tap)
 echo "# htmm-time: htmm_workloads $(( $(cut -d. -f1 /proc/uptime) - t0 )) s"
 echo "# htmm-exit: htmm_workloads $FAIL"
 echo "# htmm-guest: end"
