@@ -1490,6 +1490,13 @@ TEST_F_TIMEOUT(htmm_sample, abit_window_ranks_by_rate, 300)
  * on while the host has a vCPU off its CPU, so single seconds measured 23
  * and 35 in a run whose mean was 30 (1 run in 4 had a second beyond 20%),
  * while a scan that stalls the pace shows 0 or twice the quota.
+ * The first pass over an address space only clears its Accessed bits, so
+ * the samples come from the second pass on, which begins with the hot
+ * pages (mapped last, so lowest).  Two passes ended 52 and 64 s after the
+ * start here, and once the second had not begun by the 25th second (0
+ * samples then).  So the test then waits for the first sample, with a
+ * deadline of 90 s from the start, and fails if two passes ended without
+ * one (abit_scans).
  */
 TEST_F_TIMEOUT(htmm_sample, abit_holds_cpu_quota, 180)
 {
@@ -1498,8 +1505,9 @@ TEST_F_TIMEOUT(htmm_sample, abit_holds_cpu_quota, 180)
 		.hot_len = HOT_LEN,
 	};
 	const unsigned long long quota = 30;
-	unsigned long long v[QUOTA_SECONDS], scans, sum = 0;
+	unsigned long long v[QUOTA_SECONDS], scans, scans0, sum = 0;
 	struct sample_ctx *x = &self->x;
+	long long t0, deadline;
 	char line[QUOTA_SECONDS * 6] = "";
 	struct kid_reply r;
 	struct stat_snap s;
@@ -1509,7 +1517,10 @@ TEST_F_TIMEOUT(htmm_sample, abit_holds_cpu_quota, 180)
 	set_tunable(_metadata, x, "ksampled_soft_cpu_quota", "30");
 	set_tunable(_metadata, x, "htmm_abit_interval_ms", "1000");
 	kid_start(_metadata, x, 0, &spec, &r);
+	ASSERT_EQ(0, snap_read(x, &s));
+	scans0 = snap_u64(_metadata, &s, "abit_scans");
 	ASSERT_EQ(0, set_enabled(x, true));
+	t0 = now_ms();
 	sleep(5);
 	for (i = 0; i < QUOTA_SECONDS; i++) {
 		sleep(1);
@@ -1533,6 +1544,15 @@ TEST_F_TIMEOUT(htmm_sample, abit_holds_cpu_quota, 180)
 	EXPECT_LE(sum * 10, quota * QUOTA_SECONDS * 11);
 	EXPECT_GE(sum * 10, quota * QUOTA_SECONDS * 9);
 	EXPECT_EQ(0ULL, snap_u64(_metadata, &s, "sampler_level"));
+	/* The first sample, from the second pass over the child. */
+	deadline = t0 + 90000;
+	while (!snap_u64(_metadata, &s, "samples_abit") &&
+	       snap_u64(_metadata, &s, "abit_scans") < scans0 + 2 &&
+	       poll_again(deadline))
+		ASSERT_EQ(0, snap_read(x, &s));
+	TH_LOG("%llu samples %lld ms after the start, %llu scans ended",
+	       snap_u64(_metadata, &s, "samples_abit"), now_ms() - t0,
+	       snap_u64(_metadata, &s, "abit_scans") - scans0);
 	EXPECT_LT(0ULL, snap_u64(_metadata, &s, "samples_abit"));
 }
 
