@@ -30,7 +30,7 @@
 # table and figures are rendered from all of them
 # (scripts/bench-workloads-table.py; scripts/bench.sh workloads-table).
 #
-# Quick mode: one guest, no plugin, small sizes (24 MiB, work 0.02), 1:4,
+# Quick mode: one guest, no plugin, small sizes (24 MiB, work 0.01), 1:4,
 # the configurations that need no plugin: the same guest job as the test
 # in scripts/test.sh.  Its CSV files go to $BUILD/logs/workloads-quick/
 # and its table uses wall-clock time (TCG's, equal for both nodes).
