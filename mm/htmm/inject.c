@@ -12,6 +12,8 @@
  *               line fails with -EINVAL and injects nothing.
  *   page_info   write "<pid> <vaddr>" (the same rules), then read one line
  *               describing the classification state of that page.
+ *               A page under migration (inject's too) is looked up once
+ *               the migration has ended.
  *   perf_counters  read-only: perf counters htmm holds right now.
  *   rings       read-only: "cpu<N> pushed <n> dropped <n>" per CPU ring.
  */

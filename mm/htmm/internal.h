@@ -502,6 +502,7 @@ extern const struct htmm_source_ops htmm_null_source;
 bool htmm_ring_push(const struct htmm_record *rec);
 struct page *htmm_mm_get_page(struct mm_struct *mm, unsigned long vaddr,
 			      bool fault);
+bool htmm_mm_wait_migration(struct mm_struct *mm, unsigned long vaddr);
 int htmm_sampler_check(void);
 unsigned int htmm_period_at(unsigned int base, unsigned int level);
 void htmm_quota_window(void);

@@ -691,10 +691,17 @@ out:
 	return ret;
 }
 
+/* Lookups of a page that migrates again and again before giving up. */
+#define HTMM_LOOKUP_TRIES	8
+
 /**
  * htmm_get_user_page - Find the page mapped at a process's address.
  * @pid: The process, in the caller's pid namespace.
  * @vaddr: The user virtual address.
+ *
+ * A page under migration is looked up once its migration has ended, so
+ * that a query or an injected sample does not miss it for -EFAULT (unless
+ * it migrates HTMM_LOOKUP_TRIES times in a row).
  *
  * Context: Process context, may sleep (takes the mmap_lock).
  * Return: The page with a reference on its folio, or an ERR_PTR().
@@ -704,6 +711,7 @@ struct page *htmm_get_user_page(pid_t pid, unsigned long vaddr)
 	struct task_struct *task;
 	struct mm_struct *mm;
 	struct page *page;
+	int tries;
 
 	task = find_get_task_by_vpid(pid);
 	if (!task)
@@ -712,7 +720,19 @@ struct page *htmm_get_user_page(pid_t pid, unsigned long vaddr)
 	put_task_struct(task);
 	if (!mm)
 		return ERR_PTR(-ESRCH);
-	page = htmm_mm_get_page(mm, vaddr, false);
+	/*
+	 * A page under migration is there again once the migration ends.
+	 * Each further try follows a migration waited for, or a page
+	 * mapped again; a present entry without a folio (the zero page)
+	 * gets HTMM_LOOKUP_TRIES tries in all, which cost no waiting.
+	 */
+	for (tries = 0;; tries++) {
+		page = htmm_mm_get_page(mm, vaddr, false);
+		if (page != ERR_PTR(-EFAULT) || tries == HTMM_LOOKUP_TRIES ||
+		    fatal_signal_pending(current) ||
+		    !htmm_mm_wait_migration(mm, vaddr))
+			break;
+	}
 	mmput(mm);
 	return page;
 }

@@ -32,8 +32,11 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/swap.h>
+#include <linux/swapops.h>
 #include <linux/vmstat.h>
 
+#include "../internal.h"
 #include "internal.h"
 
 #include <trace/events/htmm.h>
@@ -229,6 +232,66 @@ struct page *htmm_mm_get_page(struct mm_struct *mm, unsigned long vaddr,
 unlock:
 	mmap_read_unlock(mm);
 	return page;
+}
+
+/**
+ * htmm_mm_wait_migration - Wait for the migration of the page at an address.
+ * @mm: The mm; the caller holds a user reference (mmget()).
+ * @vaddr: The user virtual address.
+ *
+ * A page under migration is mapped by a migration entry, which
+ * htmm_mm_get_page() does not see.  If @vaddr maps one, wait for the
+ * migration to end, as a fault on the address would
+ * (migration_entry_wait()), so that the caller can look the page up again.
+ * The migration may also have ended between the caller's lookup and this
+ * check: then @vaddr maps a page again.
+ *
+ * Context: Process context, may sleep (takes the mmap_lock).
+ * Return: true if @vaddr mapped a migration entry or maps a page now, so
+ * that looking the page up again may find it; false otherwise.
+ */
+bool htmm_mm_wait_migration(struct mm_struct *mm, unsigned long vaddr)
+{
+	struct vm_area_struct *vma;
+	bool found = false;
+	pmd_t *pmd, pmdval;
+	pte_t *pte, ptent;
+
+	if (mmap_read_lock_killable(mm))
+		return false;
+	vma = vma_lookup(mm, vaddr);
+	/* hugetlb has its own entries (migration_entry_wait_huge()) */
+	if (!vma || is_vm_hugetlb_page(vma))
+		goto unlock;
+	pmd = mm_find_pmd(mm, vaddr);
+	if (!pmd)
+		goto unlock;
+	pmdval = pmdp_get_lockless(pmd);
+	if (is_pmd_migration_entry(pmdval)) {
+		pmd_migration_entry_wait(mm, pmd);
+		found = true;
+		goto unlock;
+	}
+	if (pmd_trans_huge(pmdval)) {
+		found = true;
+		goto unlock;
+	}
+	pte = pte_offset_map(pmd, vaddr);
+	if (!pte)
+		goto unlock;
+	ptent = ptep_get(pte);
+	pte_unmap(pte);
+	if (pte_present(ptent)) {
+		found = true;
+	} else if (is_swap_pte(ptent) &&
+		   is_migration_entry(pte_to_swp_entry(ptent))) {
+		/* Rechecks under the page table lock. */
+		migration_entry_wait(mm, pmd, vaddr);
+		found = true;
+	}
+unlock:
+	mmap_read_unlock(mm);
+	return found;
 }
 
 /*

@@ -1303,6 +1303,71 @@ TEST_F_TIMEOUT(htmm_sample, threshold_follows_budget, 120)
 	}
 }
 
+#define MOVE_ROUNDS	200
+
+/* In a child: move one page of @pid between the nodes MOVE_ROUNDS times. */
+static void move_page_rounds(pid_t pid, unsigned long addr)
+{
+	void *page = (void *)addr;
+	int i, node, status;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL))
+		_exit(3);
+	for (i = 0; i < MOVE_ROUNDS; i++) {
+		node = i % 2 ? HTMM_FAST_NODE : HTMM_SLOW_NODE;
+		status = -1;
+		if (syscall(SYS_move_pages, pid, 1, &page, &node, &status,
+			    MPOL_MF_MOVE))
+			_exit(1);
+		if (status != node)
+			_exit(2);
+	}
+	_exit(0);
+}
+
+/*
+ * A page under migration is mapped by a migration entry for a moment.
+ * page_info waits for the move to end instead of failing with EFAULT
+ * (a test that lowered a budget once saw EFAULT while kmigraterd demoted
+ * the page it asked about).  A second child moves one sampled page back
+ * and forth with move_pages(2) while this process asks about it.
+ */
+TEST_F_TIMEOUT(htmm_sample, page_info_waits_for_migration, 180)
+{
+	unsigned int queries = 0, errors = 0, wrong = 0;
+	struct sample_ctx *x = &self->x;
+	int err, status, first_err = 0;
+	struct kid_reply r;
+	struct page_info pi;
+	double t0, secs;
+	pid_t mover;
+
+	inject_setup(_metadata, x, NULL, &r);
+	t0 = htmm_now_s();
+	fflush(stdout);
+	fflush(stderr);
+	mover = fork();
+	ASSERT_LE(0, mover) TH_LOG("fork: %s", strerror(errno));
+	if (mover == 0)
+		move_page_rounds(x->kids[0].pid, r.addr[0]);
+	do {
+		err = page_info(x->kids[0].pid, r.addr[0], &pi);
+		queries++;
+		if (err && !errors++)
+			first_err = err;
+		else if (!err && pi.count != INJ_HOT_COUNT)
+			wrong++;
+	} while (waitpid(mover, &status, WNOHANG) == 0);
+	secs = htmm_now_s() - t0;
+	TH_LOG("%d moves in %.1f s, %u queries: %u failed (first: %s), %u miscounted",
+	       MOVE_ROUNDS, secs, queries, errors,
+	       first_err ? strerror(-first_err) : "none", wrong);
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("the mover failed (status %#x): move_pages refused", status);
+	EXPECT_EQ(0U, errors);
+	EXPECT_EQ(0U, wrong);
+}
+
 #define COLD_LEN	(256 * MiB)
 #define HOT_LEN		(32 * MiB)
 #define NR_PROBE	8
