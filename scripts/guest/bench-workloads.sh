@@ -52,28 +52,9 @@ echo always > /sys/kernel/mm/transparent_hugepage/enabled
 echo 0 > /proc/sys/vm/watermark_boost_factor
 echo 8192 > /proc/sys/vm/min_free_kbytes
 
-# Node 0's high watermarks, in KiB.
-high_kb() {
-	awk '$1 == "Node" { n = $2 } $1 == "high" && n == "0," { s += $2 }
-	     END { print s * 4 }' /proc/zoneinfo
-}
-
-# Node 0's free memory, in KiB, as the filler counts it (buddy and
-# per-CPU lists).
-node0_free_kb() {
-	awk '$1 == "Node" { n = $2 } n == "0," && ($1 == "nr_free_pages" || $1 == "count:") {
-	     s += $2 } END { print s * 4 }' /proc/zoneinfo
-}
-
-# Node 0's watermark boost, in KiB.
-boost_kb() {
-	awk '$1 == "Node" { n = $2 } $1 == "boost" && n == "0," { s += $2 }
-	     END { print s * 4 }' /proc/zoneinfo
-}
-
 start_filler() {
-	boost0=$(boost_kb)
-	leave=$((budget_kb + $(high_kb)))
+	boost0=$(node0_kb boost)
+	leave=$((budget_kb + $(node0_kb high)))
 	$B/filler --node 0 --leave-kb $leave > /tmp/filler.out 2>&1 &
 	fill=$!
 	i=0
@@ -200,7 +181,7 @@ run_one() {
 			rec_stop
 			vmstat_snap /tmp/vm1
 			echo "bench nodes_end_kb $(cg_nodes "$cg")"
-			free_end=$(node0_free_kb)
+			free_end=$(node0_kb nr_free_pages count:)
 			echo "bench thp_end_kb $(cg_thp "$cg")"
 			kill -CONT $wpid
 		fi
@@ -228,7 +209,7 @@ run_one() {
 	[ -n "$trpid" ] && kill "$trpid" 2> /dev/null
 	rmdir "$cg"
 	if [ -n "$fill" ]; then
-		echo "bench boost_kb $boost0 $(boost_kb)"
+		echo "bench boost_kb $boost0 $(node0_kb boost)"
 		echo "bench node0_free_end_kb $free_end"
 		kill "$fill"
 		wait "$fill"

@@ -52,6 +52,22 @@ tier_htmm_set() {
 	done
 }
 
+# The sum over node 0's zones of the /proc/zoneinfo fields named in $@
+# (page counts, e.g. "high", "boost", "count:" of the per-CPU lists), in
+# KiB; a field written -NAME counts negative.
+node0_kb() {
+	awk -v fields="$*" '
+		BEGIN {
+			n = split(fields, f, " ")
+			for (i = 1; i <= n; i++)
+				if (f[i] ~ /^-/) w[substr(f[i], 2)] = -1
+				else w[f[i]] = 1
+		}
+		$1 == "Node" { node = $2 }
+		node == "0," && ($1 in w) { s += w[$1] * $2 }
+		END { print s * 4 }' /proc/zoneinfo
+}
+
 # Physical byte range "start end" of a node, from /proc/zoneinfo.
 node_range() {
 	awk -v node="$1" '

@@ -39,8 +39,8 @@ echo "1..$((nw * $#))"
 t0=$(cut -d. -f1 /proc/uptime)
 /htmm/bench-workloads.sh > $OUT 2>&1
 sed 's/^/# /' $OUT
-gap=$(awk '$1 == "Node" { n = $2 } n == "0," && $1 == "high" { s += $2 }
-	   n == "0," && $1 == "min" { s -= $2 } END { print s * 4 }' /proc/zoneinfo)
+. /htmm/tiering-lib.sh
+gap=$(node0_kb high -min)
 # Every run's checks in one pass over $OUT (under TCG and KASAN, a few
 # processes per run took half a minute in all).  A run is the block from
 # "bench run workload W config C" to the next such line.
