@@ -26,8 +26,10 @@
 #   RUNS (1): runs wanted per cell; cells that already have that many
 #             result files for this kernel are skipped (WL_RESUME=0 runs
 #             them anyway), so the table is built up over sessions
-# Each run leaves one CSV file in bench/results/workloads/<kernel>/; the
-# table and figures are rendered from all of them
+# Each run leaves one CSV file in bench/results/workloads/<kernel>/ and
+# its guest's log (memory.htmm_stat at the end, the trace lines) in
+# $BUILD/logs/bench-workloads/runs/; the table and figures are rendered
+# from the CSV files
 # (scripts/bench-workloads-table.py; scripts/bench.sh workloads-table).
 #
 # Quick mode: one guest, no plugin, small sizes (24 MiB, work 0.01), 1:4,
@@ -86,6 +88,9 @@ wl_boot() {
 		--plugin "$out/run.plugin" --guest-exit "$rc" \
 		--host-seconds $((SECONDS - t0 + 1)) "$out/results.log" ||
 		warn "no result of $1 under $2 at 1:$3"
+	# Each guest's full log (htmm_stat at the end, traces), for diagnosis.
+	mkdir -p "$out/runs"
+	cp "$out/results.log" "$out/runs/$1.$2.r$3-$(date -u +%Y%m%dT%H%M%S).log" 2> /dev/null || true
 }
 
 for r in $(seq 1 "$runs"); do
