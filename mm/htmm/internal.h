@@ -124,7 +124,9 @@ extern const char * const htmm_source_names[HTMM_NR_SOURCES];
  * own subpage count and the head page also keeps the folio's.  Protected
  * by the lock of the htmm_memcg whose id is in @memcg_id; a page whose
  * @memcg_id does not match the folio's cgroup is not accounted anywhere.
- * @flags, @mbin and @mtime are kept on the head page only.
+ * @flags, @mbin and @mtime are kept on the head page only.  The second
+ * page of a large folio caches the folio's skew class in its @hcount,
+ * @hepoch and @hbin (htmm_folio_skew()).
  *
  * The epochs and @mtime are 32-bit counters that wrap; they are only
  * compared through htmm_epoch_delta() and htmm_mtime_age_ms(), which are

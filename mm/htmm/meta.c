@@ -505,8 +505,12 @@ static void htmm_folio_start(struct htmm_memcg *hm, unsigned short id,
 		m->count = 0;
 		m->epoch = hm->epoch;
 		m->bin = 0;
-		if (i)
+		if (i) {
+			/* No skew class cached (htmm_folio_skew()). */
+			m->hcount = 0;
+			m->hbin = 0;
 			page_ext_put(ext);
+		}
 	}
 	head->hcount = 0;
 	head->hepoch = hm->epoch;
@@ -920,10 +924,58 @@ void htmm_folio_queue(struct folio *folio, struct mem_cgroup *memcg)
 	page_ext_put(ext);
 }
 
+/*
+ * The skew class of a large folio is cached in the metadata of its second
+ * page, whose head-only fields a tail page does not use: @hcount holds the
+ * folio's samples when the class was computed, @hepoch their epoch, @hbin
+ * the class plus one (0: none cached).  htmm_folio_start() and
+ * htmm_split_folio() clear it; migration copies it with the counts.
+ * Caller holds hm->lock.  Return: whether @c holds a class still good for
+ * a folio with @now samples, in *@class.
+ */
+static bool htmm_skew_cached(struct htmm_memcg *hm, const struct htmm_meta *c,
+			     u32 now, int *class)
+{
+	u32 then;
+
+	if (!c->hbin)
+		return false;
+	then = htmm_count_cool(c->hcount, htmm_epoch_delta(hm->epoch, c->hepoch));
+	if (htmm_skew_stale(then, now))
+		return false;
+	*class = c->hbin - 1;
+	return true;
+}
+
+/* Sum the cooled subpage counts of @folio and their squares; hm->lock held. */
+static void htmm_folio_sums(struct htmm_memcg *hm, struct folio *folio,
+			    u64 *n, u64 *sumsq)
+{
+	long i, nr = folio_nr_pages(folio);
+	struct page_ext *ext;
+	struct htmm_meta *m;
+	u64 c;
+
+	for (i = 0; i < nr; i++) {
+		m = htmm_meta_get(folio_page(folio, i), &ext);
+		if (!m)
+			continue;
+		c = htmm_count_cool(m->count,
+				    htmm_epoch_delta(hm->epoch, m->epoch));
+		*n += c;
+		*sumsq += c * c;
+		page_ext_put(ext);
+	}
+}
+
 /**
  * htmm_folio_skew - The skew class of a large folio's accesses.
  * @folio: The folio; the caller holds a reference.
  * @memcg: The cgroup it is expected to be accounted in.
+ *
+ * The class reads every subpage's count, so it is kept until the folio has
+ * a quarter more samples (htmm_skew_stale()): promotion and demotion look
+ * at the same huge pages again and again while they wait for room.
  *
  * Return: The class (see htmm_skew_class()), or -ENODEV if the folio is
  * not accounted in @memcg.
@@ -931,33 +983,35 @@ void htmm_folio_queue(struct folio *folio, struct mem_cgroup *memcg)
 int htmm_folio_skew(struct folio *folio, struct mem_cgroup *memcg)
 {
 	struct htmm_memcg *hm = htmm_memcg(memcg);
-	long i, nr = folio_nr_pages(folio);
-	struct page_ext *hext, *ext;
-	struct htmm_meta *h, *m;
-	u64 n = 0, sumsq = 0, c;
+	struct page_ext *hext, *cext;
+	struct htmm_meta *h, *c = NULL;
+	u64 n = 0, sumsq = 0;
 	unsigned long flags;
 	int ret = -ENODEV;
+	u32 now;
 
 	h = htmm_meta_get(&folio->page, &hext);
 	if (!h)
 		return ret;
+	if (folio_test_large(folio))
+		c = htmm_meta_get(folio_page(folio, 1), &cext);
 	spin_lock_irqsave(&hm->lock, flags);
 	if (h->memcg_id != mem_cgroup_id(memcg))
 		goto out;
-	for (i = 0; i < nr; i++) {
-		m = i ? htmm_meta_get(folio_page(folio, i), &ext) : h;
-		if (!m)
-			continue;
-		c = htmm_count_cool(m->count,
-				    htmm_epoch_delta(hm->epoch, m->epoch));
-		n += c;
-		sumsq += c * c;
-		if (i)
-			page_ext_put(ext);
+	now = htmm_count_cool(h->hcount, htmm_epoch_delta(hm->epoch, h->hepoch));
+	if (c && htmm_skew_cached(hm, c, now, &ret))
+		goto out;
+	htmm_folio_sums(hm, folio, &n, &sumsq);
+	ret = htmm_skew_class(n, sumsq, folio_nr_pages(folio));
+	if (c) {
+		c->hcount = now;
+		c->hepoch = hm->epoch;
+		c->hbin = ret + 1;
 	}
-	ret = htmm_skew_class(n, sumsq, nr);
 out:
 	spin_unlock_irqrestore(&hm->lock, flags);
+	if (c)
+		page_ext_put(cext);
 	page_ext_put(hext);
 	return ret;
 }

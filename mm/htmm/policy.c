@@ -311,6 +311,24 @@ unsigned int htmm_skew_class(u64 n, u64 sumsq, unsigned int nr)
 }
 
 /**
+ * htmm_skew_stale - Whether a huge page's skew class must be computed again.
+ * @then: Samples on the huge page when its class was computed, cooled
+ *	since by the same coolings as @now.
+ * @now: Samples on it now.
+ *
+ * Computing the class reads the count of every subpage.  Coolings halve
+ * the counts alike and leave the ratio the class estimates about where it
+ * was; new samples add evidence, and after a quarter more of them the
+ * class may have moved.
+ *
+ * Return: true once @now exceeds @then by more than a quarter of @then.
+ */
+bool htmm_skew_stale(u32 then, u32 now)
+{
+	return now > (u64)then + then / 4;
+}
+
+/**
  * htmm_split_count - How many skewed huge pages to split in one round.
  * @nr_skewed: Huge pages whose skew class allows a split.
  * @gap_permille: Hit share with base pages minus hit share now.

@@ -85,6 +85,7 @@ void htmm_thresholds(const struct htmm_hist *h, u64 capacity,
 		     struct htmm_thresholds *t);
 u32 htmm_hit_permille(const struct htmm_hist *h, u64 capacity);
 unsigned int htmm_skew_class(u64 n, u64 sumsq, unsigned int nr);
+bool htmm_skew_stale(u32 then, u32 now);
 u64 htmm_split_count(u64 nr_skewed, int gap_permille, unsigned int gamma,
 		     u32 fast_ns, u32 slow_ns);
 

@@ -261,6 +261,22 @@ static void pt_skew_class(struct htmm_ptest *t)
 	PT_EXPECT_EQ(t, htmm_skew_class(640, 64 * 100, 512), 3);
 }
 
+static void pt_skew_stale(struct htmm_ptest *t)
+{
+	/* No new sample, or fewer after a cooling: the class holds. */
+	PT_EXPECT(t, !htmm_skew_stale(400, 400));
+	PT_EXPECT(t, !htmm_skew_stale(200, 150));
+	PT_EXPECT(t, !htmm_skew_stale(0, 0));
+	/* Up to a quarter more samples: it still holds. */
+	PT_EXPECT(t, !htmm_skew_stale(400, 500));
+	PT_EXPECT(t, htmm_skew_stale(400, 501));
+	/* Few samples: each new one counts. */
+	PT_EXPECT(t, htmm_skew_stale(0, 1));
+	PT_EXPECT(t, htmm_skew_stale(3, 4));
+	/* No overflow at the saturated count. */
+	PT_EXPECT(t, !htmm_skew_stale(0xffffffffU, 0xffffffffU));
+}
+
 static void pt_split_count(struct htmm_ptest *t)
 {
 	PT_EXPECT_EQ(t, htmm_split_count(100, 0, 4, 100, 300), 0);
@@ -293,6 +309,7 @@ static const struct htmm_policy_case htmm_policy_cases[] = {
 	{ "thresholds_zero_budget", pt_thresholds_zero_budget },
 	{ "hit_share", pt_hit_share },
 	{ "skew_class", pt_skew_class },
+	{ "skew_stale", pt_skew_stale },
 	{ "split_count", pt_split_count },
 	{ NULL, NULL }
 };
