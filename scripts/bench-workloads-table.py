@@ -8,10 +8,14 @@
       named WORKLOAD.CONFIG.rRATIO-TIME.csv; --plugin adds the plugin's
       window figures (one run per guest then)
   bench-workloads-table.py render [--time model|model-sum|wall]
-                           [--figures DIR] DIR
+                           [--figures DIR] [--peers PDIR] DIR
       the tables in Markdown from every CSV file of DIR (medians where a
       cell has several runs) and, with --figures, one gnuplot figure per
-      workload: performance against the ratio, a line per configuration
+      workload: performance against the ratio, a line per configuration;
+      with --peers, the cells of the configurations that do not run htmm
+      (all-fast, none, autonuma, damon) that DIR lacks come from PDIR, a
+      kernel that differs only in htmm's own code (WL_PEERS in
+      bench-workloads.sh)
 
 Performance is the all-fast run's time divided by the run's (1.0: as fast
 as all-fast).  Time is the plugin's modelled time of the measured phase on
@@ -185,6 +189,13 @@ def load(d):
     return rows
 
 
+def load_peers(rows, d):
+    """The runs of @d whose cells (no htmm configuration) @rows lacks."""
+    have = {key_of(r) for r in rows}
+    return [r for r in load(d)
+            if not r['config'].startswith('htmm') and key_of(r) not in have]
+
+
 def med(vals):
     vals = [float(v) for v in vals if v not in ('', None)]
     return statistics.median(vals) if vals else None
@@ -222,6 +233,8 @@ def fmt(v, f='%.3f'):
 
 def render(a):
     rows = load(a.dir)
+    if a.peers:
+        rows += load_peers(rows, a.peers)
     if not rows:
         sys.exit('no results in %s' % a.dir)
     tkey = {'model': 'model_ns_cpu0', 'model-sum': 'model_ns',
@@ -234,7 +247,9 @@ def render(a):
     ratios = sorted({k[2] for k in perf})
     wls = [w for w in WORKLOADS if any(k[0] == w for k in perf)]
     cfgs = [c for c in CONFIGS if any(k[1] == c for k in perf)]
-    kernels = sorted({r['kernel'] for r in rows})
+    kernels = sorted({'%s (%s)' % (k, ', '.join(sorted(
+        {r['config'] for r in rows if r['kernel'] == k})))
+        for k in {r['kernel'] for r in rows}})
     n = {}
     for r in rows:
         k = key_of(r)
@@ -347,6 +362,7 @@ def main():
     r.add_argument('--time', choices=['model', 'model-sum', 'wall'],
                    default='model')
     r.add_argument('--figures')
+    r.add_argument('--peers')
     r.add_argument('dir')
     a = ap.parse_args()
     if a.cmd == 'csv':

@@ -26,6 +26,14 @@
 #   RUNS (1): runs wanted per cell; cells that already have that many
 #             result files for this kernel are skipped (WL_RESUME=0 runs
 #             them anyway), so the table is built up over sessions
+#   WL_PEERS: the kernel id of an earlier table whose cells without htmm
+#             (all-fast, none, autonuma, damon) count for this one, so that
+#             a change of htmm's code reruns only the htmm rows.  Refused
+#             unless the two commits differ only in mm/htmm/ among the
+#             paths that make the kernel id; such a change can still run
+#             for cgroups without htmm (the folio hooks), which is for its
+#             author to rule out.  The tables say which kernel each
+#             configuration's cells come from.
 # Each run leaves one CSV file in bench/results/workloads/<kernel>/ and
 # its guest's log (memory.htmm_stat at the end, the trace lines) in
 # $BUILD/logs/bench-workloads/runs/; the table and figures are rendered
@@ -64,6 +72,15 @@ runs=${RUNS:-1}
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive number"
 out=$BUILD/logs/bench-workloads
 mkdir -p "$out"
+peers=
+if [ -n "${WL_PEERS:-}" ]; then
+	peers=$HTMM_TOP/bench/results/workloads/$WL_PEERS
+	[ -d "$peers" ] || die "WL_PEERS: no results in ${peers#"$HTMM_TOP"/}"
+	other=$(git -C "$HTMM_TOP" diff --name-only "$WL_PEERS" "${BENCH_COMMIT:-HEAD}" \
+		-- "${KERNEL_PATHS[@]}" | grep -v '^mm/htmm/' || true)
+	[ -z "$other" ] ||
+		die "WL_PEERS: $WL_PEERS and $kid differ outside mm/htmm/: $(echo "$other" | tr "\n" " ")"
+fi
 
 # One guest: workload $1, configuration $2, ratio $3.
 wl_boot() {
@@ -100,6 +117,10 @@ for r in $(seq 1 "$runs"); do
 				rr=$ratio
 				[ "$c" = all-fast ] && rr=0
 				have=$(find "$results" -name "$w.$c.r$rr-*.csv" | wc -l)
+				case "$c" in
+				htmm-*) ;;
+				*) [ -z "$peers" ] || have=$((have + $(find "$peers" -name "$w.$c.r$rr-*.csv" | wc -l))) ;;
+				esac
 				if [ "${WL_RESUME:-1}" = 1 ] && [ "$have" -ge "$r" ]; then
 					continue
 				fi
@@ -110,4 +131,4 @@ for r in $(seq 1 "$runs"); do
 	done
 done
 note "results: ${results#"$HTMM_TOP"/}"
-python3 "$wl_table" render --figures "$HTMM_TOP/bench/figures" "$results"
+python3 "$wl_table" render --figures "$HTMM_TOP/bench/figures" ${peers:+--peers "$peers"} "$results"
