@@ -131,18 +131,25 @@ static bool setup_region(struct __test_metadata *_metadata,
 	return setup_region_on(_metadata, c, region, max0, HTMM_SLOW_NODE);
 }
 
-/* Huge pages of the last round in the skew classes 8 and up. */
-static unsigned long long very_skewed(const struct htmm_cg_ctx *c)
+/* Huge pages of the last round in the skew classes @lo to @hi - 1. */
+static unsigned long long skew_classes(const struct htmm_cg_ctx *c, int lo,
+				       int hi)
 {
 	unsigned long long n = 0;
 	char name[16];
 	int k;
 
-	for (k = 8; k < 16; k++) {
+	for (k = lo; k < hi; k++) {
 		snprintf(name, sizeof(name), "skew_%d", k);
 		n += htmm_cg_ctx_stat(c, name);
 	}
 	return n;
+}
+
+/* Huge pages of the last round in the skew classes 8 and up. */
+static unsigned long long very_skewed(const struct htmm_cg_ctx *c)
+{
+	return skew_classes(c, 8, 16);
 }
 
 /* Inject @per samples on subpage @sub of every huge page (all if -1). */
@@ -192,6 +199,29 @@ static int hot_on_fast(char *region)
 	return n;
 }
 
+/*
+ * Wait up to 400 s, adding samples on the hot subpages, for every huge
+ * page of the region to be split and its hot subpage to be on node 0.
+ * The hot subpages there land in *@hot.  Return: the huge pages split.
+ */
+static unsigned long long wait_hot_split(struct __test_metadata *_metadata,
+					 const struct htmm_cg_ctx *c,
+					 char *region, int *hot)
+{
+	double t0 = htmm_now_s();
+	unsigned long long done = 0;
+
+	while (htmm_now_s() - t0 < 400) {
+		ASSERT_EQ(0, add_samples(region, HOT_SUB, 8));
+		done = htmm_cg_ctx_stat(c, "split_done");
+		*hot = hot_on_fast(region);
+		if (done >= NR_HPAGES && *hot == (int)NR_HPAGES)
+			break;
+		usleep(100000);
+	}
+	return done;
+}
+
 /* The cgroup's split and move counters, for the log. */
 static void log_split(struct __test_metadata *_metadata,
 		      const struct htmm_cg_ctx *c)
@@ -221,14 +251,7 @@ TEST_F_TIMEOUT(htmm_split, skewed_split, 600)
 
 	if (!setup_region(_metadata, &self->c, &self->region, "1M"))
 		return;
-	while (htmm_now_s() - t0 < 400) {
-		ASSERT_EQ(0, add_samples(self->region, HOT_SUB, 8));
-		done = htmm_cg_ctx_stat(&self->c, "split_done");
-		hot = hot_on_fast(self->region);
-		if (done >= NR_HPAGES && hot == (int)NR_HPAGES)
-			break;
-		usleep(100000);
-	}
+	done = wait_hot_split(_metadata, &self->c, self->region, &hot);
 	TH_LOG("after %.1f s: %llu huge pages split, %d of %lu hot subpages on node 0",
 	       htmm_now_s() - t0, done, hot, NR_HPAGES);
 	TH_LOG("split rounds %llu, requested %llu, failed %llu, stopped %llu",
@@ -551,6 +574,51 @@ TEST_F_TIMEOUT(htmm_split, thres_split_zero, 600)
 	/* They were seen, and found very skewed. */
 	EXPECT_LT(0ULL, very_skewed(&self->c));
 	EXPECT_LE((long)(REGION / KiB), htmm_anon_huge_kb());
+}
+
+/*
+ * A huge page's skew class is kept until it has a quarter more samples
+ * (htmm_folio_skew()).  Huge pages seen uniform first, with their class
+ * kept, are judged again once one subpage gets hot, and split.
+ */
+TEST_F_TIMEOUT(htmm_split, skew_grows_later, 600)
+{
+	unsigned long long rounds = 0, seen = 0, done = 0;
+	double t0 = htmm_now_s();
+	int hot = 0;
+
+	/* 16 MiB, and one cooling per pass over it. */
+	region_sz = 16 * MiB;
+	ASSERT_EQ(0, set_tunable("htmm_cooling_period", "4096"));
+	if (!setup_region(_metadata, &self->c, &self->region, "1M"))
+		return;
+	while (htmm_now_s() - t0 < 400) {
+		ASSERT_EQ(0, add_samples(self->region, -1, 1));
+		rounds = htmm_cg_ctx_stat(&self->c, "split_rounds");
+		seen = skew_classes(&self->c, 0, 8);
+		if (rounds >= 2 && seen >= NR_HPAGES)
+			break;
+	}
+	TH_LOG("uniform: after %.1f s, %llu split rounds, %llu of %lu huge pages in classes 0-7",
+	       htmm_now_s() - t0, rounds, seen, NR_HPAGES);
+	EXPECT_LE(2ULL, rounds);
+	EXPECT_LE(NR_HPAGES, seen);
+	EXPECT_EQ(0ULL, very_skewed(&self->c));
+	EXPECT_EQ(0ULL, htmm_cg_ctx_stat(&self->c, "split_done"));
+	/* No ASSERT: the harness skips the teardown after one. */
+	if (rounds < 2 || seen < NR_HPAGES || very_skewed(&self->c) ||
+	    htmm_cg_ctx_stat(&self->c, "split_done"))
+		return;
+
+	/* A cooling, and so a split round, every eight passes. */
+	ASSERT_EQ(0, set_tunable("htmm_cooling_period", "512"));
+	t0 = htmm_now_s();
+	done = wait_hot_split(_metadata, &self->c, self->region, &hot);
+	TH_LOG("skewed: after %.1f s, %llu huge pages split, %d of %lu hot subpages on node 0",
+	       htmm_now_s() - t0, done, hot, NR_HPAGES);
+	log_split(_metadata, &self->c);
+	EXPECT_LE(NR_HPAGES, done);
+	EXPECT_EQ((int)NR_HPAGES, hot);
 }
 
 /* Read every page, so that khugepaged sees the range referenced. */
