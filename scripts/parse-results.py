@@ -38,9 +38,41 @@ KERNEL_BAD = re.compile(
     r'kernel BUG at|list_add corruption|list_del corruption)')
 
 
+# A failing kselftest's own lines ("# file.c:123:test:what"): the source
+# path is cut to its line number.
+DIAG = re.compile(r'^# (?:\S*/)?[\w.-]+\.c:(\d+):[\w.]+:')
+DETAIL_LINES = 12       # per failure
+DETAIL_TOTAL = 120      # in all
+
+
 class Results:
+    """The counts, and the lines that say why tests failed.
+
+    The details are printed together before the total, so that the end of
+    a long run's output (what CI shows) says why as well as what failed.
+    """
+
     def __init__(self):
         self.passed = self.failed = self.skipped = 0
+        self.details = []
+
+    def detail(self, what, lines):
+        lines = [l for l in lines if l.strip()][-DETAIL_LINES:]
+        if lines:
+            self.details.append((what, lines))
+
+    def print_details(self):
+        left = DETAIL_TOTAL
+        if self.details:
+            print('# why they failed (the last lines of each):')
+        for what, lines in self.details:
+            if left <= 0:
+                print('# ... (more in the logs)')
+                break
+            print(f'# -- {what}')
+            for l in lines[:left]:
+                print('#   ' + DIAG.sub(r'# L\1: ', l)[:200])
+            left -= len(lines) + 1
 
     def add(self, status, suite, name, why=''):
         line = f'{status} {suite}: {name}'
@@ -69,6 +101,7 @@ def parse_tap_block(res, suite, lines, rc=None):
     """One flat TAP stream (a kselftest binary or a host suite)."""
     plan = None
     seen = 0
+    since = []          # the lines since the last result
     for line in lines:
         m = PLAN.match(line)
         if m and plan is None:
@@ -78,12 +111,18 @@ def parse_tap_block(res, suite, lines, rc=None):
         if m:
             status, name = tap_status(m.group(1), m.group(3))
             res.add(status, suite, name)
+            if status == 'FAIL':
+                res.detail(f'{suite}: {name}', since)
+            since = []
             seen += 1
+        else:
+            since.append(line)
     if plan is None and seen == 0:
         res.add('FAIL', suite, 'no results', 'the suite printed no TAP')
     elif plan is not None and seen < plan:
         res.add('FAIL', suite, 'missing results',
                 f'{seen} of {plan} planned tests reported')
+        res.detail(f'{suite}: after its last result', since)
     if rc not in (None, 0) and res_fail_free(lines):
         res.add('FAIL', suite, 'exit status', f'exited with {rc}')
 
@@ -129,6 +168,8 @@ def parse_results(res, path, expect, prefix=''):
         res.add('FAIL', prefix + 'guest', 'test run started')
     elif not ended:
         res.add('FAIL', prefix + 'guest', 'test run finished')
+        res.detail(f'{prefix}guest: the end of {os.path.basename(path)}',
+                   lines)
 
 
 def parse_qemu_rc(res, rc, prefix=''):
@@ -174,6 +215,8 @@ def parse_console(res, path, expect_kunit, prefix=''):
     if not any('reboot: Power down' in l for l in lines):
         res.add('FAIL', prefix + 'kernel', 'clean power-off',
                 'the guest did not power off (panic or hang)')
+        res.detail(f'{prefix}kernel: the end of {os.path.basename(path)}',
+                   lines)
 
 
 def main():
@@ -209,6 +252,7 @@ def main():
                       prefix)
         parse_qemu_rc(res, int(rc) if rc.lstrip('-').isdigit() else -1,
                       prefix)
+    res.print_details()
     print(f'{res.passed} passed, {res.failed} failed, {res.skipped} skipped')
     return 1 if res.failed else 0
 

@@ -29,6 +29,59 @@ node_line() {
 }
 node_line "at boot"
 
+# What a suite left behind, as one more test, "<suite>/leftovers": a
+# cgroup it made, a process in one, or htmm's threads still running 3 s
+# after it ended (the last cgroup's threads stop at once, or from a work
+# item when the cgroup was removed while enabled).  A cgroup left with
+# htmm enabled shares node 0 with every later test's cgroup and keeps
+# ksamplingd scanning its processes, so the later tests fail for it; the
+# check names the suite that left it, then removes it all (disabled,
+# processes killed, deepest cgroups first) so that the next suite starts
+# clean.
+cgroups_now() {
+	find /sys/fs/cgroup -mindepth 1 -type d 2> /dev/null | sort
+}
+CG_BOOT=$(cgroups_now)
+kthreads_now() {
+	grep -lE '^(ksamplingd|kmigraterd[0-9]*)$' /proc/[0-9]*/comm 2> /dev/null |
+		while read -r f; do cat "$f"; done | sort | tr '\n' ' '
+}
+check_leftovers() {
+	local i left cgs c p thr
+
+	echo "# htmm-suite: $1/leftovers"
+	echo "1..1"
+	i=0
+	while [ -n "$(kthreads_now)" ] && [ $i -lt 30 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	left=
+	cgs=$(cgroups_now | grep -vxF "$CG_BOOT" | sort -r)
+	for c in $cgs; do
+		left="$left cgroup ${c#/sys/fs/cgroup/} ($(cat "$c"/memory.htmm_enabled 2> /dev/null), procs: $(tr "\n" " " < "$c"/cgroup.procs))"
+	done
+	thr=$(kthreads_now)
+	[ -n "$thr" ] && left="$left threads: $thr"
+	if [ -z "$left" ]; then
+		echo "ok 1 $1 left no cgroup, process or htmm thread"
+	else
+		echo "not ok 1 $1 left:$left"
+		for c in $cgs; do
+			echo disabled > "$c"/memory.htmm_enabled 2> /dev/null
+			while read -r p; do kill -9 "$p"; done < "$c"/cgroup.procs
+		done
+		for c in $cgs; do
+			i=0
+			until rmdir "$c" 2> /dev/null || [ $i -ge 50 ]; do
+				sleep 0.1
+				i=$((i + 1))
+			done
+		done
+	fi
+	echo "# htmm-exit: $1/leftovers 0"
+}
+
 # The suites run as distribution kernels do, with the multi-gen LRU on
 # (the debug kernel has CONFIG_LRU_GEN_ENABLED=y): say so, and fail if not.
 case "lru_gen" in ${htmm_tests:-*})
@@ -58,6 +111,7 @@ if [ -w $LRU_GEN ]; then
 		# shellcheck disable=SC2086 # the optional -t word
 		tests/$spec 2>&1
 		echo "# htmm-exit: $name $?"
+		check_leftovers "$name"
 	done
 	echo "$state" > $LRU_GEN
 fi
@@ -77,6 +131,7 @@ while [ "$k" -le "${htmm_repeat:-1}" ]; do
 		"$t" ${htmm_test_args:-} 2>&1
 		echo "# htmm-exit: $name $?"
 		echo "# htmm-time: $name $(( $(cut -d. -f1 /proc/uptime) - t0 )) s"
+		check_leftovers "$name"
 	done
 	k=$((k + 1))
 done

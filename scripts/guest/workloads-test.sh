@@ -37,7 +37,52 @@ nw=$#
 set -- $bench_configs
 echo "1..$((nw * $#))"
 t0=$(cut -d. -f1 /proc/uptime)
-/htmm/bench-workloads.sh > $OUT 2>&1
+
+# One line to the kernel console.
+kmsg() {
+	echo "htmm-wl: $*" > /dev/kmsg
+}
+
+# What every task is doing, to the console: its state and, unless it is
+# sleeping in user space or idle, its kernel stack.
+dump_tasks() {
+	for p in /proc/[0-9]*; do
+		st=$(sed 's/.*) //' $p/stat 2> /dev/null | cut -d' ' -f1)
+		[ -n "$st" ] || continue
+		kmsg "task ${p#/proc/} $(cat $p/comm 2> /dev/null) state $st wchan $(cat $p/wchan 2> /dev/null)"
+		case "$st" in
+		S|I) grep -q . $p/stack 2> /dev/null &&
+			! grep -qE 'do_wait|ep_poll|pipe_read|do_select|do_sys_poll|kthread_worker_fn|smpboot_thread_fn|rescuer_thread|worker_thread' $p/stack ||
+			continue ;;
+		esac
+		while read -r l; do kmsg "  $l"; done < $p/stack 2> /dev/null
+	done
+}
+
+# The benchmark, watched: each run's first line goes to the console with
+# the kernel's time stamps, and a run that takes over $run_limit s (the
+# quick runs take seconds) gets the tasks' states and stacks dumped there,
+# once, so that a hang says where it is before the guest's deadline.
+run_limit=${wl_run_limit:-240}
+/htmm/bench-workloads.sh > $OUT 2>&1 &
+bpid=$!
+seen=0 since=$t0 dumped=
+while kill -0 $bpid 2> /dev/null; do
+	now=$(cut -d. -f1 /proc/uptime)
+	n=$(grep -c '^bench run workload' $OUT)
+	if [ "$n" != "$seen" ]; then
+		grep '^bench run workload' $OUT | tail -n +$((seen + 1)) |
+			while read -r l; do kmsg "$l"; done
+		seen=$n since=$now dumped=
+	elif [ -z "$dumped" ] && [ $((now - since)) -ge "$run_limit" ]; then
+		kmsg "a run is over $run_limit s; its last output lines:"
+		tail -n 8 $OUT | while read -r l; do kmsg "  $l"; done
+		dump_tasks
+		dumped=1
+	fi
+	sleep 1
+done
+wait $bpid
 sed 's/^/# /' $OUT
 . /htmm/tiering-lib.sh
 gap=$(node0_kb high -min)
