@@ -16,8 +16,10 @@ Inputs:
                    for its console, results, expected suites and QEMU exit
                    code; its lines are named "NAME/suite" (no KUnit)
 
-Prints "PASS|FAIL|SKIP suite: test" lines and ends with one line
-"N passed, N failed, N skipped".  Exits 1 if anything failed.
+Prints "PASS|FAIL|SKIP suite: test" lines, then "#" lines that say why
+each failure failed (its test's own lines, or the last lines of a guest
+that did not finish), and ends with one line "N passed, N failed,
+N skipped".  Exits 1 if anything failed.
 """
 import argparse
 import os
