@@ -162,6 +162,9 @@ static_assert(sizeof(struct htmm_meta) % sizeof(u64) == 0);
 #define HTMM_META_SPLIT		0x10	/* split by htmm (at @mtime) */
 #define HTMM_META_QUEUED_HOT	0x20	/* queued as hot: asks for room */
 #define HTMM_META_QUEUED_STRONG	0x40	/* ... HTMM_STRONG_BINS above the hot bin */
+#define HTMM_META_ROOM		0x80	/* to split for room: a split failed */
+/* Cleared when the split ring stops naming the folio. */
+#define HTMM_META_RING		(HTMM_META_SEEN | HTMM_META_ROOM)
 /* Cleared when the folio's queue entries stop naming it. */
 #define HTMM_META_QUEUES	(HTMM_META_QUEUED | HTMM_META_QUEUED_HOT | \
 				 HTMM_META_QUEUED_STRONG)
@@ -216,6 +219,33 @@ extern const char * const htmm_skip_names[HTMM_NR_SKIPS];
 /* Skew classes: 0 (unknown or uniform) to log2(HPAGE_PMD_NR) + 1. */
 #define HTMM_NR_SKEW		16
 
+/* A cgroup's split rounds (split.c), under htmm_memcg.lock. */
+struct htmm_split_ctl {
+	unsigned long *ring;		/* HTMM_THP_RING PFNs, or NULL */
+	unsigned int head;		/* oldest entry of the ring */
+	unsigned int len;		/* entries on the ring */
+	bool due;			/* a cooling asks for a split round */
+	bool stopped;			/* the last round gained nothing */
+	u32 last_share;			/* hit share before the last round */
+	u64 last_nr;			/* huge pages it split for the gap */
+	int stop_gap;			/* hit share gap when it stopped */
+	unsigned int pause;		/* rounds until it tries again */
+};
+
+/* What a cgroup's split rounds saw and did, under htmm_memcg.lock. */
+struct htmm_split_stats {
+	u32 now_share;			/* hit share at the last round */
+	u32 split_share;		/* ... as if every huge page split */
+	u64 last_skewed;		/* splittable huge pages seen */
+	u64 last_wanted;		/* huge pages the round chose */
+	u64 rounds;
+	u64 requested;
+	u64 done;
+	u64 failed;
+	u64 for_room;			/* ... of them to free a full node */
+	u64 skew[HTMM_NR_SKEW];		/* huge pages seen in the last round */
+};
+
 /*
  * Per memory cgroup state, hanging off mem_cgroup->htmm.  It is allocated
  * with the memcg and freed with it, so it is valid wherever the memcg is.
@@ -257,25 +287,8 @@ struct htmm_memcg {
 	u64 nr_migrate_failed;
 	u64 nr_skipped[HTMM_NR_SKIPS];
 	u64 nr_demote_seen;		/* pages demotion walks looked at */
-	unsigned long *thp_ring;	/* HTMM_THP_RING PFNs, or NULL */
-	unsigned int thp_head;
-	unsigned int thp_len;
-	bool split_due;			/* a cooling asks for a split round */
-	bool split_stopped;		/* the last round gained nothing */
-	u32 split_last_share;		/* hit share before the last round */
-	u64 split_last_nr;		/* huge pages it split for the gap */
-	int split_stop_gap;		/* hit share gap when it stopped */
-	unsigned int split_pause;	/* rounds until it tries again */
-	u32 split_now_share;		/* hit share at the last round */
-	u32 split_split_share;		/* ... as if every huge page split */
-	u64 split_last_skewed;		/* splittable huge pages seen */
-	u64 split_last_wanted;		/* huge pages the round chose */
-	u64 nr_split_rounds;
-	u64 nr_split_requested;
-	u64 nr_split_done;
-	u64 nr_split_failed;
-	u64 nr_split_for_room;		/* ... of them to free a full node */
-	u64 skew_hist[HTMM_NR_SKEW];	/* huge pages seen in the last round */
+	struct htmm_split_ctl split;
+	struct htmm_split_stats split_stat;
 	struct htmm_ccow_stat ccow;	/* atomic, no lock */
 
 	/*
@@ -422,6 +435,7 @@ int htmm_page_info(struct page *page, struct htmm_page_info *info);
 int htmm_folio_mark(struct folio *folio, struct mem_cgroup *memcg,
 		    unsigned int set, unsigned int clear);
 void htmm_folio_queue(struct folio *folio, struct mem_cgroup *memcg);
+void htmm_folio_split_again(struct folio *folio, struct mem_cgroup *memcg);
 bool htmm_cand_take_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 			   unsigned long *pfn);
 u64 htmm_cand_waiting(struct htmm_memcg *hm, u64 *strong, u64 *fill);

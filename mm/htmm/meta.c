@@ -429,7 +429,7 @@ static void htmm_cool_locked(struct mem_cgroup *memcg, struct htmm_memcg *hm)
 	hm->samples_since_cool = 0;
 	hm->usage_at_cool = page_counter_read(&memcg->memory);
 	if (!(htmm_coolings(hm) % READ_ONCE(htmm_params.split_period)))
-		hm->split_due = true;
+		hm->split.due = true;
 	count_vm_event(HTMM_NR_COOLING);
 	trace_htmm_cooling(mem_cgroup_id(memcg), htmm_coolings(hm));
 	htmm_adapt_locked(memcg, hm);
@@ -466,8 +466,8 @@ void htmm_memcg_adapt(struct mem_cgroup *memcg)
 	spin_lock_irqsave(&hm->lock, flags);
 	htmm_adapt_locked(memcg, hm);
 	/* A new budget: splitting may pay again. */
-	hm->split_stopped = false;
-	hm->split_last_nr = 0;
+	hm->split.stopped = false;
+	hm->split.last_nr = 0;
 	spin_unlock_irqrestore(&hm->lock, flags);
 }
 
@@ -561,12 +561,12 @@ static void htmm_folio_stop(struct htmm_memcg *hm, struct folio *folio,
 static void htmm_thp_seen_locked(struct htmm_memcg *hm, struct folio *folio,
 				 struct htmm_meta *h)
 {
-	if (!hm->thp_ring || (h->flags & HTMM_META_SEEN) ||
-	    hm->thp_len == HTMM_THP_RING)
+	if (!hm->split.ring || (h->flags & HTMM_META_SEEN) ||
+	    hm->split.len == HTMM_THP_RING)
 		return;
-	hm->thp_ring[(hm->thp_head + hm->thp_len) % HTMM_THP_RING] =
+	hm->split.ring[(hm->split.head + hm->split.len) % HTMM_THP_RING] =
 		folio_pfn(folio);
-	hm->thp_len++;
+	hm->split.len++;
 	h->flags |= HTMM_META_SEEN;
 }
 
@@ -871,7 +871,7 @@ int htmm_folio_mark(struct folio *folio, struct mem_cgroup *memcg,
  * @hm: The cgroup's htmm state; the caller holds hm->lock.
  * @memcg: The cgroup.
  * @pfn: A PFN taken off one of the cgroup's queues.
- * @flag: HTMM_META_QUEUES or HTMM_META_SEEN.
+ * @flag: HTMM_META_QUEUES or HTMM_META_RING.
  *
  * Done for every entry taken off a queue, whatever became of its folio,
  * so that a folio is never left marked as queued when it is not.  With
@@ -894,6 +894,36 @@ unsigned int htmm_pfn_clear_flag_locked(struct htmm_memcg *hm,
 	m->flags &= ~flag;
 	page_ext_put(ext);
 	return old;
+}
+
+/**
+ * htmm_folio_split_again - Keep a huge page to split for room.
+ * @folio: A large folio whose split for room failed; the caller holds a
+ *	reference.
+ * @memcg: The cgroup it is expected to be accounted in.
+ *
+ * The folio goes back on the cgroup's split ring, marked so that the next
+ * round splits it for room even if the node has room by then: the other
+ * splits of the round that chose it made that room.
+ */
+void htmm_folio_split_again(struct folio *folio, struct mem_cgroup *memcg)
+{
+	struct htmm_memcg *hm = htmm_memcg(memcg);
+	struct page_ext *ext;
+	struct htmm_meta *h;
+	unsigned long flags;
+
+	h = htmm_meta_get(&folio->page, &ext);
+	if (!h)
+		return;
+	spin_lock_irqsave(&hm->lock, flags);
+	if (h->memcg_id == mem_cgroup_id(memcg)) {
+		htmm_thp_seen_locked(hm, folio, h);
+		if (h->flags & HTMM_META_SEEN)
+			h->flags |= HTMM_META_ROOM;
+	}
+	spin_unlock_irqrestore(&hm->lock, flags);
+	page_ext_put(ext);
 }
 
 /**
@@ -1082,7 +1112,7 @@ void htmm_migrate_folio(struct folio *old, struct folio *new,
 		if (o && n) {
 			*n = *o;
 			/* The queues hold the old PFN: let it queue again. */
-			n->flags &= ~(HTMM_META_QUEUES | HTMM_META_SEEN);
+			n->flags &= ~(HTMM_META_QUEUES | HTMM_META_RING);
 			memset(o, 0, sizeof(*o));
 		}
 		if (n)
@@ -1141,7 +1171,7 @@ void htmm_split_folio(struct folio *folio, unsigned int new_order)
 		if (i) {
 			/* Each part remembers how the folio last moved. */
 			m->flags = h->flags & ~(HTMM_META_QUEUES |
-						HTMM_META_SEEN);
+						HTMM_META_RING);
 			m->mbin = h->mbin;
 			m->mtime = h->mtime;
 		}

@@ -636,8 +636,8 @@ static bool htmm_split_claim(struct htmm_memcg *hm)
 	bool due;
 
 	spin_lock_irqsave(&hm->lock, flags);
-	due = hm->split_due;
-	hm->split_due = false;
+	due = hm->split.due;
+	hm->split.due = false;
 	spin_unlock_irqrestore(&hm->lock, flags);
 	return due;
 }
@@ -744,7 +744,7 @@ static void htmm_promote(struct htmm_migrater *m)
 	while ((memcg = htmm_rotor_next(&r))) {
 		hm = htmm_memcg(memcg);
 		m->promote_cursor = r.idx;
-		if (READ_ONCE(hm->split_due) && htmm_split_claim(hm))
+		if (READ_ONCE(hm->split.due) && htmm_split_claim(hm))
 			htmm_split_round(memcg, &m->tokens);
 		if (READ_ONCE(hm->cand_len))
 			htmm_promote_memcg(m, memcg, end);
@@ -1414,8 +1414,8 @@ int htmm_memcg_cand_alloc(struct mem_cgroup *memcg)
 		return -ENOMEM;
 	spin_lock_irqsave(&hm->lock, flags);
 	hm->cand = cand;
-	hm->thp_ring = cand + HTMM_CAND_SIZE;
-	hm->cand_bin = (u8 *)(hm->thp_ring + HTMM_THP_RING);
+	hm->split.ring = cand + HTMM_CAND_SIZE;
+	hm->cand_bin = (u8 *)(hm->split.ring + HTMM_THP_RING);
 	spin_unlock_irqrestore(&hm->lock, flags);
 	return 0;
 }

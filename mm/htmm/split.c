@@ -26,7 +26,9 @@
  * the gap; their cold
  * subpages are demoted and the budget goes back to hotter data.  These
  * splits are also counted in split_for_room, and they do not count in the
- * stop rule.  Demotion splits skewed huge pages too, rather than move
+ * stop rule.  One that fails because the folio was held for a moment (a
+ * reference or its lock) is tried again next round, even if the other
+ * splits have made room by then.  Demotion splits skewed huge pages too, rather than move
  * their hot subpages down with them (htmm_split_for_room()).  Samples of
  * the Accessed-bit source on a huge page's PMD do not say which subpage
  * was accessed, so they never make a huge page look skewed.
@@ -129,10 +131,10 @@ static void htmm_split_account(struct htmm_memcg *hm, u64 requested,
 	unsigned long flags;
 
 	spin_lock_irqsave(&hm->lock, flags);
-	hm->nr_split_requested += requested;
-	hm->nr_split_done += done;
-	hm->nr_split_failed += failed;
-	hm->nr_split_for_room += for_room;
+	hm->split_stat.requested += requested;
+	hm->split_stat.done += done;
+	hm->split_stat.failed += failed;
+	hm->split_stat.for_room += for_room;
 	spin_unlock_irqrestore(&hm->lock, flags);
 	count_vm_events(HTMM_NR_SPLIT_REQUESTED, requested);
 	count_vm_events(HTMM_NR_SPLIT_DONE, done);
@@ -170,119 +172,105 @@ long htmm_split_for_room(struct mem_cgroup *memcg, struct folio *folio)
 	return sent;
 }
 
+/* One split round: its candidates, its decision and what it did. */
+struct htmm_round_state {
+	unsigned long *pfns;	/* HTMM_THP_RING huge pages seen */
+	u8 *class;		/* their skew classes, HTMM_SPLIT_ROOM */
+	unsigned int n;		/* entries of pfns */
+	unsigned int nr_skewed;	/* ... skewed enough to split */
+	u64 nr_split;		/* to split for the hit-share gap */
+	u64 nr_room;		/* to split for room */
+	u64 requested, failed, done, done_room, for_room;
+	u64 skew[HTMM_NR_SKEW];	/* huge pages seen, per skew class */
+	u32 now_share;		/* hit share now */
+	u32 split_share;	/* ... as if every huge page were split */
+	int gap;		/* split_share - now_share */
+};
+
 /*
  * Take the huge pages sampled since the last round off the ring, into
- * @pfns (HTMM_THP_RING entries).  Each entry costs a page_ext lookup
- * under hm->lock, so the lock is dropped every HTMM_LOCKED_BATCH
- * entries: interrupts stay off for a bounded time.  Return: how many.
+ * @r->pfns, and whether a round chose them to split for room into
+ * @r->class.  Each entry costs a page_ext lookup under hm->lock, so the
+ * lock is dropped every HTMM_LOCKED_BATCH entries: interrupts stay off
+ * for a bounded time.
  */
-static unsigned int htmm_split_drain(struct htmm_memcg *hm,
-				     struct mem_cgroup *memcg,
-				     unsigned long *pfns)
+static void htmm_split_drain(struct htmm_memcg *hm, struct mem_cgroup *memcg,
+			     struct htmm_round_state *r)
 {
-	unsigned int n = 0, b;
+	unsigned int b, old;
 	unsigned long flags;
 	bool more;
 
 	do {
 		spin_lock_irqsave(&hm->lock, flags);
-		for (b = 0; b < HTMM_LOCKED_BATCH && hm->thp_len &&
-		     n < HTMM_THP_RING; b++) {
-			pfns[n] = hm->thp_ring[hm->thp_head];
-			htmm_pfn_clear_flag_locked(hm, memcg, pfns[n++],
-						   HTMM_META_SEEN);
-			hm->thp_head = (hm->thp_head + 1) % HTMM_THP_RING;
-			hm->thp_len--;
+		for (b = 0; b < HTMM_LOCKED_BATCH && hm->split.len &&
+		     r->n < HTMM_THP_RING; b++) {
+			r->pfns[r->n] = hm->split.ring[hm->split.head];
+			old = htmm_pfn_clear_flag_locked(hm, memcg,
+							 r->pfns[r->n],
+							 HTMM_META_RING);
+			r->class[r->n++] = old & HTMM_META_ROOM ?
+					   HTMM_SPLIT_ROOM : 0;
+			hm->split.head = (hm->split.head + 1) % HTMM_THP_RING;
+			hm->split.len--;
 		}
-		more = hm->thp_len && n < HTMM_THP_RING;
+		more = hm->split.len && r->n < HTMM_THP_RING;
 		spin_unlock_irqrestore(&hm->lock, flags);
 	} while (more);
-	return n;
 }
 
-/**
- * htmm_split_round - Decide how many huge pages to split, and split them.
- * @memcg: An htmm cgroup whose split round is due.
- * @tokens: The calling node's migration tokens: the pages that the splits
- *	send to a slower tier are charged to them.
- *
- * The caller claimed the round (cleared hm->split_due), so one kmigraterd
- * runs it even with several fast nodes.
- *
- * Context: kmigraterd, process context.
+/*
+ * Read the hit shares and apply the stop rule: stop when the last round
+ * split something for the gap and the hit share did not rise.  Start again
+ * with a new budget, when the gap has grown by HTMM_SPLIT_REGAP, or after
+ * HTMM_SPLIT_PAUSE rounds, since one round can be unlucky (a cooling
+ * between two rounds moves the estimates too).  Return: stopped.
  */
-void htmm_split_round(struct mem_cgroup *memcg, unsigned long *tokens)
+static bool htmm_split_stop_rule(struct htmm_memcg *hm,
+				 struct htmm_round_state *r)
 {
-	struct htmm_memcg *hm = htmm_memcg(memcg);
-	unsigned int thres = READ_ONCE(htmm_params.thres_split);
-	u64 skew[HTMM_NR_SKEW] = { 0 }, nr_skewed = 0, nr_split, done = 0;
-	u64 requested = 0, failed = 0, nr_room = 0, for_room = 0;
-	u64 done_room = 0;
-	struct htmm_hist hist, split;
-	struct mem_cgroup *old;
-	long sent;
-	unsigned long *pfns, flags;
-	unsigned int n = 0, i, k;
-	u32 now_share, split_share;
-	nodemask_t full = NODE_MASK_NONE;
-	struct folio *folio;
-	int c, gap, nid;
-	bool stopped, splitting, room;
-	u8 *class;
-	u64 cap;
+	struct htmm_split_ctl *ctl = &hm->split;
+	unsigned long flags;
+	bool stopped;
 
-	/* Charged to the cgroup it works for, like its queues. */
-	old = set_active_memcg(memcg);
-	pfns = kvmalloc_array(HTMM_THP_RING, sizeof(*pfns) + 1,
-			      GFP_KERNEL_ACCOUNT);
-	set_active_memcg(old);
-	if (!pfns)
-		return;
-	class = (u8 *)(pfns + HTMM_THP_RING);
-	splitting = thres &&
-		    READ_ONCE(htmm_params.mode) == HTMM_MODE_HUGEPAGE;
-	if (splitting) {
-		for_each_node_state(nid, N_MEMORY)
-			if (htmm_node_is_fast(nid) &&
-			    htmm_promote_room(memcg, nid, true) <
-			    HTMM_SPLIT_FULL)
-				node_set(nid, full);
-	}
-
-	n = htmm_split_drain(hm, memcg, pfns);
 	spin_lock_irqsave(&hm->lock, flags);
-	hist = hm->hist;
-	split = hm->hist_split;
-	cap = hm->capacity;
-	now_share = htmm_hit_permille(&hist, cap);
-	split_share = htmm_hit_permille(&split, cap);
-	gap = (int)split_share - (int)now_share;
-	/*
-	 * Stop when the last round split something and the hit share did
-	 * not rise.  Start again with a new budget, when the gap has grown
-	 * by HTMM_SPLIT_REGAP, or after HTMM_SPLIT_PAUSE rounds, since one
-	 * round can be unlucky (a cooling between two rounds moves the
-	 * estimates too).
-	 */
-	if (hm->split_last_nr && now_share <= hm->split_last_share &&
-	    !hm->split_stopped) {
-		hm->split_stopped = true;
-		hm->split_stop_gap = gap;
-		hm->split_pause = HTMM_SPLIT_PAUSE;
-	} else if (hm->split_stopped &&
-		   (gap >= hm->split_stop_gap + HTMM_SPLIT_REGAP ||
-		    !--hm->split_pause)) {
-		hm->split_stopped = false;
-		hm->split_last_nr = 0;
+	r->now_share = htmm_hit_permille(&hm->hist, hm->capacity);
+	r->split_share = htmm_hit_permille(&hm->hist_split, hm->capacity);
+	r->gap = (int)r->split_share - (int)r->now_share;
+	if (ctl->last_nr && r->now_share <= ctl->last_share &&
+	    !ctl->stopped) {
+		ctl->stopped = true;
+		ctl->stop_gap = r->gap;
+		ctl->pause = HTMM_SPLIT_PAUSE;
+	} else if (ctl->stopped &&
+		   (r->gap >= ctl->stop_gap + HTMM_SPLIT_REGAP ||
+		    !--ctl->pause)) {
+		ctl->stopped = false;
+		ctl->last_nr = 0;
 	}
-	stopped = hm->split_stopped;
-	hm->split_now_share = now_share;
-	hm->split_split_share = split_share;
+	stopped = ctl->stopped;
+	hm->split_stat.now_share = r->now_share;
+	hm->split_stat.split_share = r->split_share;
 	spin_unlock_irqrestore(&hm->lock, flags);
+	return stopped;
+}
 
-	/* Skew of every huge page seen since the last round. */
-	for (i = 0; i < n; i++) {
-		folio = htmm_get_folio(pfns[i]);
+/*
+ * Keep the skewed huge pages of @r->pfns at the front, with their skew
+ * classes, and mark those to split for room: on a fast node in @full, or
+ * chosen for room by an earlier round whose split of them failed.
+ */
+static void htmm_split_classify(struct mem_cgroup *memcg,
+				struct htmm_round_state *r,
+				const nodemask_t *full, unsigned int thres)
+{
+	struct folio *folio;
+	unsigned int i;
+	bool again;
+	int c, nid;
+
+	for (i = 0; i < r->n; i++) {
+		folio = htmm_get_folio(r->pfns[i]);
 		if (!folio)
 			continue;
 		c = -ENODEV;
@@ -293,41 +281,72 @@ void htmm_split_round(struct mem_cgroup *memcg, unsigned long *tokens)
 		if (c < 0)
 			continue;
 		c = min(c, HTMM_NR_SKEW - 1);
-		skew[c]++;
+		r->skew[c]++;
 		if (!thres || c < thres)
 			continue;
-		pfns[nr_skewed] = pfns[i];
-		class[nr_skewed] = c;
-		if (node_isset(nid, full)) {
-			class[nr_skewed] |= HTMM_SPLIT_ROOM;
-			nr_room++;
+		again = (r->class[i] & HTMM_SPLIT_ROOM) &&
+			htmm_node_is_fast(nid);
+		r->pfns[r->nr_skewed] = r->pfns[i];
+		r->class[r->nr_skewed] = c;
+		if (again || node_isset(nid, *full)) {
+			r->class[r->nr_skewed] |= HTMM_SPLIT_ROOM;
+			r->nr_room++;
 		}
-		nr_skewed++;
+		r->nr_skewed++;
 	}
+}
 
-	nr_split = 0;
-	if (splitting && !stopped)
-		nr_split = htmm_split_count(nr_skewed, gap,
-					    READ_ONCE(htmm_params.gamma),
-					    READ_ONCE(htmm_params.fast_latency_ns),
-					    READ_ONCE(htmm_params.slow_latency_ns));
-	if (!splitting)
-		nr_room = 0;
-	trace_htmm_split_decision(mem_cgroup_id(memcg), now_share, split_share,
-				  nr_skewed, nr_split, nr_room);
+/*
+ * Split @folio, a huge page of @memcg that round @r chose, for room if
+ * @room; the caller's reference is used up.  A split for room that failed
+ * for a reference or the folio lock, held by someone else for a moment,
+ * is tried again next round (htmm_folio_split_again()); a pinned folio
+ * would fail again.
+ */
+static void htmm_split_candidate(struct mem_cgroup *memcg,
+				 struct htmm_round_state *r,
+				 struct folio *folio, bool room,
+				 unsigned long *tokens)
+{
+	long sent;
 
-	/*
-	 * The most skewed first: nr_split of them for the gap, and every
-	 * one on a full fast node to give the budget back.
-	 */
-	for (k = HTMM_NR_SKEW; k-- > 0 && (nr_split || nr_room);) {
-		for (i = 0; i < nr_skewed; i++) {
-			if ((class[i] & ~HTMM_SPLIT_ROOM) != k)
+	r->requested++;
+	r->for_room += room;
+	sent = htmm_split_one(memcg, folio);
+	if (sent < 0) {
+		r->failed++;
+		if (room && sent == -EAGAIN && !folio_maybe_dma_pinned(folio))
+			htmm_folio_split_again(folio, memcg);
+		folio_put(folio);
+		return;
+	}
+	if (room)
+		r->done_room++;
+	else
+		r->done++;
+	*tokens -= min_t(unsigned long, *tokens, sent);
+}
+
+/*
+ * Split the most skewed first: r->nr_split of them for the gap, and every
+ * one marked for room to give the budget back.
+ */
+static void htmm_split_chosen(struct mem_cgroup *memcg,
+			      struct htmm_round_state *r,
+			      unsigned long *tokens)
+{
+	struct folio *folio;
+	unsigned int i, k;
+	bool room;
+
+	for (k = HTMM_NR_SKEW; k-- > 0 && (r->nr_split || r->nr_room);) {
+		for (i = 0; i < r->nr_skewed; i++) {
+			if ((r->class[i] & ~HTMM_SPLIT_ROOM) != k)
 				continue;
-			room = nr_room && (class[i] & HTMM_SPLIT_ROOM);
-			if (!room && requested - for_room >= nr_split)
+			room = r->nr_room && (r->class[i] & HTMM_SPLIT_ROOM);
+			if (!room && r->requested - r->for_room >= r->nr_split)
 				continue;
-			folio = htmm_get_folio(pfns[i]);
+			folio = htmm_get_folio(r->pfns[i]);
 			if (!folio)
 				continue;
 			if (!folio_test_large(folio) ||
@@ -335,35 +354,87 @@ void htmm_split_round(struct mem_cgroup *memcg, unsigned long *tokens)
 				folio_put(folio);
 				continue;
 			}
-			requested++;
-			for_room += room;
-			sent = htmm_split_one(memcg, folio);
-			if (sent < 0) {
-				failed++;
-				folio_put(folio);
-			} else if (room) {
-				done_room++;
-			} else {
-				done++;
-			}
-			if (sent > 0)
-				*tokens -= min_t(unsigned long, *tokens, sent);
+			htmm_split_candidate(memcg, r, folio, room, tokens);
 			cond_resched();
 		}
 	}
-	kvfree(pfns);
+}
 
-	htmm_split_account(hm, requested, done + done_room, failed,
-			   done_room);
+/* Account round @r in the cgroup's split state and counters. */
+static void htmm_split_round_done(struct htmm_memcg *hm,
+				  const struct htmm_round_state *r)
+{
+	unsigned long flags;
+
+	htmm_split_account(hm, r->requested, r->done + r->done_room,
+			   r->failed, r->done_room);
 	spin_lock_irqsave(&hm->lock, flags);
-	hm->nr_split_rounds++;
-	hm->split_last_share = now_share;
+	hm->split_stat.rounds++;
+	hm->split.last_share = r->now_share;
 	/* Splits for room do not aim at the hit share: not in the stop rule. */
-	hm->split_last_nr = done;
-	hm->split_last_skewed = nr_skewed;
-	hm->split_last_wanted = nr_split + nr_room;
-	memcpy(hm->skew_hist, skew, sizeof(skew));
+	hm->split.last_nr = r->done;
+	hm->split_stat.last_skewed = r->nr_skewed;
+	hm->split_stat.last_wanted = r->nr_split + r->nr_room;
+	memcpy(hm->split_stat.skew, r->skew, sizeof(r->skew));
 	spin_unlock_irqrestore(&hm->lock, flags);
+}
+
+/**
+ * htmm_split_round - Decide how many huge pages to split, and split them.
+ * @memcg: An htmm cgroup whose split round is due.
+ * @tokens: The calling node's migration tokens: the pages that the splits
+ *	send to a slower tier are charged to them.
+ *
+ * The caller claimed the round (cleared hm->split.due), so one kmigraterd
+ * runs it even with several fast nodes.
+ *
+ * Context: kmigraterd, process context.
+ */
+void htmm_split_round(struct mem_cgroup *memcg, unsigned long *tokens)
+{
+	struct htmm_memcg *hm = htmm_memcg(memcg);
+	unsigned int thres = READ_ONCE(htmm_params.thres_split);
+	nodemask_t full = NODE_MASK_NONE;
+	struct htmm_round_state *r;
+	struct mem_cgroup *old;
+	bool splitting, stopped;
+	int nid;
+
+	/* Charged to the cgroup it works for, like its queues. */
+	old = set_active_memcg(memcg);
+	r = kvzalloc(sizeof(*r) + HTMM_THP_RING * (sizeof(*r->pfns) + 1),
+		     GFP_KERNEL_ACCOUNT);
+	set_active_memcg(old);
+	if (!r)
+		return;
+	r->pfns = (unsigned long *)(r + 1);
+	r->class = (u8 *)(r->pfns + HTMM_THP_RING);
+	splitting = thres &&
+		    READ_ONCE(htmm_params.mode) == HTMM_MODE_HUGEPAGE;
+	if (splitting) {
+		for_each_node_state(nid, N_MEMORY)
+			if (htmm_node_is_fast(nid) &&
+			    htmm_promote_room(memcg, nid, true) <
+			    HTMM_SPLIT_FULL)
+				node_set(nid, full);
+	}
+
+	htmm_split_drain(hm, memcg, r);
+	stopped = htmm_split_stop_rule(hm, r);
+	htmm_split_classify(memcg, r, &full, thres);
+	if (splitting && !stopped)
+		r->nr_split = htmm_split_count(r->nr_skewed, r->gap,
+					       READ_ONCE(htmm_params.gamma),
+					       READ_ONCE(htmm_params.fast_latency_ns),
+					       READ_ONCE(htmm_params.slow_latency_ns));
+	if (!splitting)
+		r->nr_room = 0;
+	trace_htmm_split_decision(mem_cgroup_id(memcg), r->now_share,
+				  r->split_share, r->nr_skewed, r->nr_split,
+				  r->nr_room);
+	htmm_split_chosen(memcg, r, tokens);
+	htmm_split_round_done(hm, r);
+	kvfree(r);
 }
 
 /**
@@ -373,39 +444,28 @@ void htmm_split_round(struct mem_cgroup *memcg, unsigned long *tokens)
  */
 void htmm_split_stat(struct htmm_memcg *hm, struct seq_file *m)
 {
-	u64 skew[HTMM_NR_SKEW], rounds, req, done, failed, skewed, wanted;
-	u64 for_room;
-	u32 now_share, split_share;
+	struct htmm_split_stats st;
 	unsigned long flags;
 	bool stopped;
 	unsigned int i;
 
 	spin_lock_irqsave(&hm->lock, flags);
-	now_share = hm->split_now_share;
-	split_share = hm->split_split_share;
-	skewed = hm->split_last_skewed;
-	wanted = hm->split_last_wanted;
-	memcpy(skew, hm->skew_hist, sizeof(skew));
-	rounds = hm->nr_split_rounds;
-	req = hm->nr_split_requested;
-	done = hm->nr_split_done;
-	failed = hm->nr_split_failed;
-	for_room = hm->nr_split_for_room;
-	stopped = hm->split_stopped;
+	st = hm->split_stat;
+	stopped = hm->split.stopped;
 	spin_unlock_irqrestore(&hm->lock, flags);
 
-	seq_printf(m, "split_rounds %llu\n", rounds);
-	seq_printf(m, "split_requested %llu\n", req);
-	seq_printf(m, "split_done %llu\n", done);
-	seq_printf(m, "split_failed %llu\n", failed);
-	seq_printf(m, "split_for_room %llu\n", for_room);
+	seq_printf(m, "split_rounds %llu\n", st.rounds);
+	seq_printf(m, "split_requested %llu\n", st.requested);
+	seq_printf(m, "split_done %llu\n", st.done);
+	seq_printf(m, "split_failed %llu\n", st.failed);
+	seq_printf(m, "split_for_room %llu\n", st.for_room);
 	seq_printf(m, "split_stopped %d\n", stopped);
-	seq_printf(m, "split_hit_permille %u\n", now_share);
-	seq_printf(m, "split_hit_permille_if_split %u\n", split_share);
-	seq_printf(m, "split_last_skewed %llu\n", skewed);
-	seq_printf(m, "split_last_wanted %llu\n", wanted);
+	seq_printf(m, "split_hit_permille %u\n", st.now_share);
+	seq_printf(m, "split_hit_permille_if_split %u\n", st.split_share);
+	seq_printf(m, "split_last_skewed %llu\n", st.last_skewed);
+	seq_printf(m, "split_last_wanted %llu\n", st.last_wanted);
 	for (i = 0; i < HTMM_NR_SKEW; i++)
-		seq_printf(m, "skew_%u %llu\n", i, skew[i]);
+		seq_printf(m, "skew_%u %llu\n", i, st.skew[i]);
 }
 
 /* The read latency firmware gives for @nid, or 0. */

@@ -275,22 +275,23 @@ TEST_F_TIMEOUT(htmm_split, skewed_split, 600)
 }
 
 /*
- * Skewed huge pages already in a full fast tier are split too, whatever
- * the hit-share gap, and their cold subpages give the budget back.
+ * Fill node 0 up to the cgroup's promotion limit with a 16 MiB region of
+ * skewed huge pages, their samples in, then start split rounds (one per
+ * cooling).  Budget 20 MiB: promotion stops at 15 MiB (watermark 25%), so
+ * the region leaves no room, while nothing is over the budget to demote
+ * (watermark 0).  Splitting only for the hit-share gap would stop after a
+ * few huge pages: the rest fit in the capacity.  Before the rounds start,
+ * @busy (if not NULL) gets a pipe holding a reference to a cold subpage
+ * of the first huge page, as vmsplice() leaves it.  Return: false if the
+ * test is to end.
  */
-TEST_F_TIMEOUT(htmm_split, skewed_on_fast_gives_room, 600)
+static bool fill_fast_then_split(struct __test_metadata *_metadata,
+				 const struct htmm_cg_ctx *c, char **region,
+				 int *busy)
 {
-	unsigned long per_node[HTMM_MAX_NODES], bad;
-	unsigned long long done = 0, room = 0, failed;
 	double t0 = htmm_now_s();
-	int hot = 0;
+	struct iovec iov;
 
-	/*
-	 * Budget 20 MiB: promotion stops at 15 MiB (watermark 25%), so the
-	 * 16 MiB region leaves no room, while nothing is over the budget to
-	 * demote (watermark 0).  Splitting only for the hit-share gap would
-	 * stop after a few huge pages: the rest fit in the capacity.
-	 */
 	region_sz = 16 * MiB;
 	ASSERT_EQ(0, set_tunable("htmm_promotion_watermark", "250"));
 	ASSERT_EQ(0, set_tunable("htmm_demotion_watermark", "0"));
@@ -301,39 +302,126 @@ TEST_F_TIMEOUT(htmm_split, skewed_on_fast_gives_room, 600)
 	 * huge page has its samples in (htmm_split_period 1000).
 	 */
 	ASSERT_EQ(0, set_tunable("htmm_split_period", "1000"));
-	if (!setup_region_on(_metadata, &self->c, &self->region, "20M",
+	if (!setup_region_on(_metadata, c, region, "20M",
 			     HTMM_FAST_NODE))
-		return;
-	ASSERT_EQ(0, add_samples(self->region, HOT_SUB, 8));
-	while (htmm_cg_ctx_stat(&self->c, "samples_inject") < 8 * NR_HPAGES &&
+		return false;
+	if (busy) {
+		ASSERT_EQ(0, pipe(busy));
+		iov.iov_base = *region + PAGE_SZ;
+		iov.iov_len = PAGE_SZ;
+		ASSERT_EQ((ssize_t)PAGE_SZ, vmsplice(busy[1], &iov, 1, 0));
+	}
+	ASSERT_EQ(0, add_samples(*region, HOT_SUB, 8));
+	while (htmm_cg_ctx_stat(c, "samples_inject") < 8 * NR_HPAGES &&
 	       htmm_now_s() - t0 < 30)
 		usleep(10000);
-	ASSERT_LE(8 * NR_HPAGES, htmm_cg_ctx_stat(&self->c, "samples_inject"));
+	ASSERT_LE(8 * NR_HPAGES, htmm_cg_ctx_stat(c, "samples_inject"));
 	ASSERT_EQ(0, set_tunable("htmm_split_period", "1"));
-	while (htmm_now_s() - t0 < 400) {
-		ASSERT_EQ(0, add_samples(self->region, HOT_SUB, 8));
-		done = htmm_cg_ctx_stat(&self->c, "split_done");
-		if (done >= NR_HPAGES)
+	return true;
+}
+
+/*
+ * Wait up to @secs, adding samples, until @stat reaches @want.  Return:
+ * the value it had last.
+ */
+static unsigned long long wait_stat(struct __test_metadata *_metadata,
+				    const struct htmm_cg_ctx *c,
+				    char *region, const char *stat,
+				    unsigned long long want, double secs)
+{
+	double t0 = htmm_now_s();
+	unsigned long long v = 0;
+
+	while (htmm_now_s() - t0 < secs) {
+		ASSERT_EQ(0, add_samples(region, HOT_SUB, 8));
+		v = htmm_cg_ctx_stat(c, stat);
+		if (v >= want)
 			break;
 		usleep(100000);
 	}
-	ASSERT_EQ(0, htmm_count_nodes(self->region, REGION, per_node, &bad));
-	room = htmm_cg_ctx_stat(&self->c, "split_for_room");
-	hot = hot_on_fast(self->region);
+	return v;
+}
+
+/* Log and check where the region of fill_fast_then_split() ended. */
+static void check_room_given(struct __test_metadata *_metadata,
+			     const struct htmm_cg_ctx *c, char *region,
+			     double t0)
+{
+	unsigned long per_node[HTMM_MAX_NODES], bad;
+	unsigned long long done, room;
+	int hot;
+
+	ASSERT_EQ(0, htmm_count_nodes(region, REGION, per_node, &bad));
+	done = htmm_cg_ctx_stat(c, "split_done");
+	room = htmm_cg_ctx_stat(c, "split_for_room");
+	hot = hot_on_fast(region);
 	TH_LOG("after %.1f s: %llu huge pages split, %llu of them for room",
 	       htmm_now_s() - t0, done, room);
 	TH_LOG("%d of %lu hot subpages on node 0", hot, NR_HPAGES);
 	TH_LOG("region: %lu KiB on node 0, %lu KiB on node 1",
 	       per_node[HTMM_FAST_NODE] * 4, per_node[HTMM_SLOW_NODE] * 4);
-	failed = htmm_cg_ctx_stat(&self->c, "migrate_failed");
-	log_split(_metadata, &self->c);
+	log_split(_metadata, c);
 	EXPECT_LE(NR_HPAGES, done);
 	EXPECT_LT(0ULL, room);
 	/* Every cold subpage moves, the first part of each split too. */
-	EXPECT_EQ(0ULL, failed);
+	EXPECT_EQ(0ULL, htmm_cg_ctx_stat(c, "migrate_failed"));
 	EXPECT_EQ((int)NR_HPAGES, hot);
 	/* At most 4x the hot bytes in the fast tier. */
 	EXPECT_GE(4 * NR_HPAGES, per_node[HTMM_FAST_NODE]);
+}
+
+/*
+ * Skewed huge pages already in a full fast tier are split too, whatever
+ * the hit-share gap, and their cold subpages give the budget back.
+ */
+TEST_F_TIMEOUT(htmm_split, skewed_on_fast_gives_room, 600)
+{
+	double t0 = htmm_now_s();
+
+	if (!fill_fast_then_split(_metadata, &self->c, &self->region, NULL))
+		return;
+	wait_stat(_metadata, &self->c, self->region, "split_done", NR_HPAGES,
+		  400);
+	check_room_given(_metadata, &self->c, self->region, t0);
+}
+
+/*
+ * A huge page chosen to split for room that cannot be split for now (a
+ * pipe holds a reference to one of its subpages) stays chosen: the rounds
+ * after try it again although the other splits made room, and once the
+ * reference is dropped it is split.  Without that, it stayed whole on
+ * node 0 for good (skewed_on_fast_gives_room failed so when a sample held
+ * a reference at the moment of the split).
+ */
+TEST_F_TIMEOUT(htmm_split, busy_split_for_room_kept, 600)
+{
+	unsigned long long done, failed, again;
+	double t0 = htmm_now_s();
+	char buf[PAGE_SZ];
+	int busy[2];
+
+	if (!fill_fast_then_split(_metadata, &self->c, &self->region, busy))
+		return;
+	done = wait_stat(_metadata, &self->c, self->region, "split_done",
+			 NR_HPAGES - 1, 400);
+	failed = htmm_cg_ctx_stat(&self->c, "split_failed");
+	TH_LOG("after %.1f s: %llu huge pages split, %llu splits failed",
+	       htmm_now_s() - t0, done, failed);
+	ASSERT_EQ(NR_HPAGES - 1, done);
+	ASSERT_LE(1ULL, failed);
+	/* The busy one is tried again in the rounds that follow. */
+	again = wait_stat(_metadata, &self->c, self->region, "split_failed",
+			  failed + 2, 120);
+	TH_LOG("%llu more failed splits, %llu rounds so far", again - failed,
+	       htmm_cg_ctx_stat(&self->c, "split_rounds"));
+	EXPECT_LE(failed + 2, again);
+	ASSERT_EQ((ssize_t)PAGE_SZ, read(busy[0], buf, PAGE_SZ));
+	close(busy[0]);
+	close(busy[1]);
+	t0 = htmm_now_s();
+	wait_stat(_metadata, &self->c, self->region, "split_done", NR_HPAGES,
+		  120);
+	check_room_given(_metadata, &self->c, self->region, t0);
 }
 
 /*
