@@ -43,7 +43,8 @@ FIELDS = ['workload', 'config', 'ratio', 'mb', 'work', 'budget_kb', 'kernel',
           'thp_begin_kb', 'thp_end_kb', 'migrated', 'promoted', 'demoted',
           'ksamplingd_ms_s', 'kmigraterd_ms_s', 'kdamond_ms_s', 'kswapd_ms_s',
           'filler_free_kb', 'boost_kb_filler', 'boost_kb_end',
-          'node0_free_end_kb', 'result']
+          'node0_free_end_kb', 'fast_misses_cpu0', 'slow_misses_cpu0',
+          'fast_share_cpu0', 'result']
 CONFIGS = ['all-fast', 'none', 'autonuma', 'damon', 'htmm-abit', 'htmm-epebs',
            'htmm-epebs-nosplit']
 WORKLOADS = ['redis', 'xslookup', 'graph500', 'btree', 'liblinear', 'pagerank']
@@ -76,6 +77,11 @@ def read_plugin(path):
             elif w[:2] == ['vcpu', '0'] and len(w) >= 10:
                 # The workload's CPU (the guest pins it to CPU 0).
                 out['insns_cpu0'], out['model_ns_cpu0'] = int(w[7]), int(float(w[9]))
+                # fast_share counts every vCPU: the kernel threads' scans
+                # and migration copies too.  This is the workload's CPU.
+                f0, s0 = int(w[3]), int(w[5])
+                out['fast_misses_cpu0'], out['slow_misses_cpu0'] = f0, s0
+                out['fast_share_cpu0'] = '%.4f' % (f0 / (f0 + s0)) if f0 + s0 else ''
                 # What the relay left out on that CPU: where it ran.
                 if len(w) >= 12 and w[10] == 'left_out_insns':
                     out['left_out_insns_cpu0'] = int(w[11])
@@ -301,25 +307,27 @@ def compare_1_8(perf, wls, cfgs):
 
 def detail(rows, perf, wls, cfgs, ratios, n):
     share, mig = cells(rows, 'fast_share'), cells(rows, 'migrated')
+    share0 = cells(rows, 'fast_share_cpu0')
     ks, km = cells(rows, 'ksamplingd_ms_s'), cells(rows, 'kmigraterd_ms_s')
     kd, kw = cells(rows, 'kdamond_ms_s'), cells(rows, 'kswapd_ms_s')
     print()
     print('| workload | configuration | ratio | runs | performance | fast share of '
-          'accesses | pages migrated | ksamplingd ms/s | kmigraterd ms/s | '
-          'kdamond ms/s | kswapd ms/s |')
-    print('|---|---|---|---|---|---|---|---|---|---|---|')
+          'accesses, all vCPUs | ... workload CPU | pages migrated | '
+          'ksamplingd ms/s | kmigraterd ms/s | kdamond ms/s | kswapd ms/s |')
+    print('|---|---|---|---|---|---|---|---|---|---|---|---|')
     for w in wls:
         k0 = (w, 'all-fast', 0)
-        print('| %s | all-fast | — | %d | 1.000 | %s | %s | | | | |' % (
-            NAMES[w], n.get(k0, 0), fmt(share.get(k0)), fmt(mig.get(k0), '%.0f')))
+        print('| %s | all-fast | — | %d | 1.000 | %s | %s | %s | | | | |' % (
+            NAMES[w], n.get(k0, 0), fmt(share.get(k0)), fmt(share0.get(k0)),
+            fmt(mig.get(k0), '%.0f')))
         for x in ratios:
             for c in cfgs:
                 k = (w, c, x)
                 if k not in n:
                     continue
-                print('| %s | %s | 1:%d | %d | %s | %s | %s | %s | %s | %s | %s |' % (
+                print('| %s | %s | 1:%d | %d | %s | %s | %s | %s | %s | %s | %s | %s |' % (
                     NAMES[w], c, x, n[k], fmt(perf.get(k)), fmt(share.get(k)),
-                    fmt(mig.get(k), '%.0f'), fmt(ks.get(k), '%.1f'),
+                    fmt(share0.get(k)), fmt(mig.get(k), '%.0f'), fmt(ks.get(k), '%.1f'),
                     fmt(km.get(k), '%.1f'), fmt(kd.get(k), '%.1f'),
                     fmt(kw.get(k), '%.1f')))
 

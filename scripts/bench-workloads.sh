@@ -106,8 +106,12 @@ wl_boot() {
 		--host-seconds $((SECONDS - t0 + 1)) "$out/results.log" ||
 		warn "no result of $1 under $2 at 1:$3"
 	# Each guest's full log (htmm_stat at the end, traces), for diagnosis.
+	# The plugin's figures per vCPU too, to render them again.
+	local stamp
+	stamp=$out/runs/$1.$2.r$3-$(date -u +%Y%m%dT%H%M%S)
 	mkdir -p "$out/runs"
-	cp "$out/results.log" "$out/runs/$1.$2.r$3-$(date -u +%Y%m%dT%H%M%S).log" 2> /dev/null || true
+	cp "$out/results.log" "$stamp.log" 2> /dev/null || true
+	cp "$out/run.plugin" "$stamp.plugin" 2> /dev/null || true
 }
 
 for r in $(seq 1 "$runs"); do
