@@ -30,7 +30,8 @@
 #             (all-fast, none, autonuma, damon) count for this one, so that
 #             a change of htmm's code reruns only the htmm rows.  Refused
 #             unless the two commits differ only in mm/htmm/ among the
-#             paths that make the kernel id; such a change can still run
+#             paths that make the kernel id, besides what only the tests
+#             use (peer_neutral()); such a change can still run
 #             for cgroups without htmm (the folio hooks), which is for its
 #             author to rule out.  The tables say which kernel each
 #             configuration's cells come from.
@@ -72,12 +73,36 @@ runs=${RUNS:-1}
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive number"
 out=$BUILD/logs/bench-workloads
 mkdir -p "$out"
+# Can path $3, changed between commits $1 and $2, change a run without
+# htmm?  No for mm/htmm/, for the test guests' scripts, and for the
+# series' cover letter and order; neither for a patch that touches
+# tools/testing/ alone in both versions (the selftest harness).  A patch
+# added to the series is a changed patch file, judged by itself.
+peer_neutral() {
+	local c
+	case "$3" in
+	mm/htmm/*|scripts/guest/run-tests.sh|scripts/guest/workloads-test.sh|\
+	patches/cover-letter.txt|patches/series) return 0 ;;
+	patches/*.patch)
+		for c in "$1" "$2"; do
+			git -C "$HTMM_TOP" show "$c:$3" 2> /dev/null |
+				grep -E '^(\+\+\+|---) [ab]/' |
+				grep -vqE '^(\+\+\+|---) [ab]/tools/testing/' && return 1
+		done
+		return 0 ;;
+	esac
+	return 1
+}
+
 peers=
 if [ -n "${WL_PEERS:-}" ]; then
 	peers=$HTMM_TOP/bench/results/workloads/$WL_PEERS
 	[ -d "$peers" ] || die "WL_PEERS: no results in ${peers#"$HTMM_TOP"/}"
-	other=$(git -C "$HTMM_TOP" diff --name-only "$WL_PEERS" "${BENCH_COMMIT:-HEAD}" \
-		-- "${KERNEL_PATHS[@]}" | grep -v '^mm/htmm/' || true)
+	other=
+	for f in $(git -C "$HTMM_TOP" diff --name-only "$WL_PEERS" "${BENCH_COMMIT:-HEAD}" \
+			-- "${KERNEL_PATHS[@]}"); do
+		peer_neutral "$WL_PEERS" "${BENCH_COMMIT:-HEAD}" "$f" || other+="$f"$'\n'
+	done
 	[ -z "$other" ] ||
 		die "WL_PEERS: $WL_PEERS and $kid differ outside mm/htmm/: $(echo "$other" | tr "\n" " ")"
 fi
