@@ -58,6 +58,10 @@ qrc=$?
 echo "# guest ran $(( $(date +%s) - vmstart )) s; total $(( $(date +%s) - start )) s; logs in $LOGS"
 # Per suite: its time, and node 0's free memory before it.
 grep -a -h "^# htmm-time:\|^# htmm-mem:" "$LOGS/results.log" 2>/dev/null
+# The ten slowest tests of the main guest (scripts/guest/run-tests.sh).
+grep -a "^# htmm-test-time: " "$LOGS/results.log" 2>/dev/null |
+	awk '{ print $(NF - 1), $0 }' | sort -rn | head -10 | cut -d' ' -f2- |
+	sed 's/^# htmm-test-time: /# slowest: /'
 
 # Without htmm=on htmm is off: the same kernel once more, only for that.
 vmstart=$(date +%s)

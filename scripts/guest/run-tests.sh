@@ -29,6 +29,30 @@ node_line() {
 }
 node_line "at boot"
 
+# Run a suite, "$@", its output passed on as it comes, with a line
+# "# htmm-test-time: <its result line> <seconds>" after each test's
+# result, from the previous result (or the start); exits with its status.
+# The times show where the test run's minutes go.
+run_timed() {
+	{ "$@" 2>&1; echo "# htmm-rc: $?"; } | awk '
+		function up(l, a) {
+			getline l < "/proc/uptime"
+			close("/proc/uptime")
+			split(l, a, " ")
+			return a[1]
+		}
+		BEGIN { t = up(); rc = 1 }
+		/^# htmm-rc: / { rc = $3; next }
+		{ print; fflush() }
+		/^(not )?ok [0-9]+ / {
+			n = up()
+			printf "# htmm-test-time: %s %.1f s\n", $0, n - t
+			fflush()
+			t = n
+		}
+		END { exit rc }'
+}
+
 # What a suite left behind, as one more test, "<suite>/leftovers": a
 # cgroup it made, a process in one, or htmm's threads still running 3 s
 # after it ended (the last cgroup's threads stop at once, or from a work
@@ -109,7 +133,7 @@ if [ -w $LRU_GEN ]; then
 		echo "# htmm-suite: $name"
 		echo "# lru_gen: $(cat $LRU_GEN)"
 		# shellcheck disable=SC2086 # the optional -t word
-		tests/$spec 2>&1
+		run_timed tests/$spec
 		echo "# htmm-exit: $name $?"
 		check_leftovers "$name"
 	done
@@ -128,7 +152,7 @@ while [ "$k" -le "${htmm_repeat:-1}" ]; do
 		echo "# htmm-suite: $name"
 		t0=$(cut -d. -f1 /proc/uptime)
 		# shellcheck disable=SC2086 # one optional word
-		"$t" ${htmm_test_args:-} 2>&1
+		run_timed "$t" ${htmm_test_args:-}
 		echo "# htmm-exit: $name $?"
 		echo "# htmm-time: $name $(( $(cut -d. -f1 /proc/uptime) - t0 )) s"
 		check_leftovers "$name"
