@@ -227,8 +227,11 @@ int __htmm_alloc_node(struct mm_struct *mm, gfp_t gfp, unsigned int order,
  * If the cgroup of @mm or one of its ancestors has htmm enabled and its
  * subtree's resident pages on @nid already reached its limit there,
  * return the first node in demotion and then fallback order that is still
- * under the limits of the whole path.  If every node
- * is at its limit, @nid is returned: the limit never fails an allocation.
+ * under the limits of the whole path.  A huge page allocated without
+ * direct reclaim also goes on when @nid has no room for it above its low
+ * watermark: there it would fail, and the fault would fall back to base
+ * pages on the next node.  If every node is full, @nid is returned: the
+ * limit never fails an allocation.
  *
  * Context: Process context; the caller holds the mmap_lock of @mm.
  * Return: The node to prefer for the allocation.

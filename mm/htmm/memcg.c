@@ -385,16 +385,50 @@ int htmm_pick_node(int nid, gfp_t gfp,
 struct htmm_alloc_ctx {
 	struct mem_cgroup *memcg;
 	unsigned long nr;
+	gfp_t gfp;
 	bool flush;
+	bool huge;	/* a huge page: the node's own room counts too */
 };
 
 /* Would the allocation take a cgroup on the task's path past its budget? */
+static bool htmm_budget_full(int nid, struct htmm_alloc_ctx *ctx)
+{
+	return htmm_room_lacks(htmm_path_room(ctx->memcg, nid, 0, false,
+					      ctx->flush), ctx->nr);
+}
+
+/*
+ * Has no zone of @nid that @gfp may use @nr pages free above its low
+ * watermark?  A huge page is allocated without direct reclaim unless THP's
+ * defrag setting asks for it, and the local policy tries only the local
+ * node for it, so there it fails and the fault falls back to base pages,
+ * which go to the next node once the node is at its low watermark.  The
+ * order-0 test ignores fragmentation on purpose: while the node has free
+ * pages, base pages there beat a huge page on a slower node.
+ */
+static bool htmm_node_lacks(int nid, struct htmm_alloc_ctx *ctx)
+{
+	pg_data_t *pgdat = NODE_DATA(nid);
+	int z, high = gfp_zone(ctx->gfp);
+
+	for (z = 0; z <= high && z < pgdat->nr_zones; z++) {
+		struct zone *zone = &pgdat->node_zones[z];
+
+		if (managed_zone(zone) &&
+		    zone_watermark_ok(zone, 0, low_wmark_pages(zone) + ctx->nr,
+				      high, 0))
+			return false;
+	}
+	return true;
+}
+
+/* Must the allocation go to another node than @nid? */
 static bool htmm_node_full(int nid, void *arg)
 {
 	struct htmm_alloc_ctx *ctx = arg;
 
-	return htmm_room_lacks(htmm_path_room(ctx->memcg, nid, 0, false,
-					      ctx->flush), ctx->nr);
+	return htmm_budget_full(nid, ctx) ||
+	       (ctx->huge && htmm_node_lacks(nid, ctx));
 }
 
 /**
@@ -423,8 +457,14 @@ int __htmm_alloc_node(struct mm_struct *mm, gfp_t gfp, unsigned int order,
 		return nid;
 	hm = htmm_memcg(ctx.memcg);
 	ctx.nr = 1UL << order;
+	ctx.gfp = gfp;
 	ctx.flush = gfpflags_allow_blocking(gfp);
-	/* The budgets of every enabled cgroup on the path bind. */
+	/*
+	 * The budgets of every enabled cgroup on the path bind.  A huge page
+	 * also goes on when its node has no room left for it (a huge page on
+	 * the next node instead of base pages there, see htmm_node_lacks()).
+	 */
+	ctx.huge = order && !(gfp & __GFP_DIRECT_RECLAIM);
 	if (!hm || !htmm_path_enabled(ctx.memcg) || !htmm_node_full(nid, &ctx))
 		goto out;
 	/* One flush per allocation decision is enough. */
@@ -432,10 +472,12 @@ int __htmm_alloc_node(struct mm_struct *mm, gfp_t gfp, unsigned int order,
 
 	target = htmm_pick_node(nid, gfp, htmm_node_full, &ctx);
 	if (target == NUMA_NO_NODE) {
-		/* Every node is at its limit: the limit never fails anything. */
+		/* Every node is full: the limit never fails anything. */
 		target = nid;
-		atomic_long_inc(&hm->nr_alloc_over_limit);
-		count_vm_event(HTMM_ALLOC_OVER_LIMIT);
+		if (htmm_budget_full(nid, &ctx)) {
+			atomic_long_inc(&hm->nr_alloc_over_limit);
+			count_vm_event(HTMM_ALLOC_OVER_LIMIT);
+		}
 	} else {
 		atomic_long_inc(&hm->nr_alloc_redirected);
 		count_vm_event(HTMM_ALLOC_REDIRECTED);

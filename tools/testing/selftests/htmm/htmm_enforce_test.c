@@ -231,6 +231,138 @@ TEST_F_TIMEOUT(htmm_enforce, thp, WORKLOAD_TIMEOUT)
 	finish_workload(_metadata, &self->c);
 }
 
+#define FILL_CHUNKS	4096
+
+/* The test's own hold on node 0's free memory. */
+struct node_fill {
+	void *chunk[FILL_CHUNKS];
+	size_t len[FILL_CHUNKS];
+	unsigned int nr;
+};
+
+static long long node0_free_kb(void)
+{
+	char path[] = "/sys/devices/system/node/node0/meminfo", line[256];
+	long long kb = -1;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Node 0 MemFree: %lld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* Map and mlock @len bytes of base pages; false if that failed. */
+static bool fill_chunk(struct node_fill *f, size_t len)
+{
+	void *p;
+
+	if (f->nr == FILL_CHUNKS)
+		return false;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return false;
+	if (madvise(p, len, MADV_NOHUGEPAGE) || mlock(p, len)) {
+		munmap(p, len);
+		return false;
+	}
+	f->chunk[f->nr] = p;
+	f->len[f->nr++] = len;
+	return true;
+}
+
+/*
+ * Take node 0's free memory down to its low watermark: mlocked chunks of
+ * base pages, preferring node 0, until three in a row of each size (4 MiB,
+ * then 64 KiB) no longer lower it by half their size; beyond that mark the
+ * page allocator gives them node 1's pages.
+ */
+static void fill_node0(struct __test_metadata *_metadata, struct node_fill *f)
+{
+	static const size_t sizes[] = { 4 * MiB, 64 * KiB };
+	unsigned long node0 = 1UL << HTMM_FAST_NODE;
+	long long before, after;
+	unsigned int i, miss;
+
+	ASSERT_EQ(0, syscall(SYS_set_mempolicy, 1 /* MPOL_PREFERRED */,
+			     &node0, sizeof(node0) * 8));
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		for (miss = 0; miss < 3;) {
+			before = node0_free_kb();
+			ASSERT_TRUE(fill_chunk(f, sizes[i]))
+				TH_LOG("mlock of chunk %u: %s", f->nr,
+				       strerror(errno));
+			after = node0_free_kb();
+			miss = before - after < (long long)sizes[i] / 2048 ?
+			       miss + 1 : 0;
+		}
+	}
+	ASSERT_EQ(0, syscall(SYS_set_mempolicy, 0 /* MPOL_DEFAULT */, NULL, 0));
+}
+
+static void unfill(struct node_fill *f)
+{
+	while (f->nr) {
+		f->nr--;
+		munmap(f->chunk[f->nr], f->len[f->nr]);
+	}
+}
+
+/*
+ * A huge page goes to node 1 when node 0 itself is full, within the
+ * cgroup's budget.  The test takes node 0 down to its low watermark; the
+ * child's 32 MiB are 2 MiB aligned, without MADV_HUGEPAGE (THP "always",
+ * so no direct reclaim).  On node 0 such a huge page fails, and the fault
+ * falls back to base pages on node 1: htmm sends it to node 1 instead, as
+ * a huge page.
+ */
+TEST_F_TIMEOUT(htmm_enforce, thp_full_node, WORKLOAD_TIMEOUT)
+{
+	const struct htmm_workload w = {
+		.size = 32 * MiB, .thp = true, .thp_system = true,
+		.policy = -1, .hold = true,
+	};
+	unsigned long long redirected;
+	struct node_fill *f;
+	struct htmm_result r;
+	long long free_kb, free_after;
+	int err;
+
+	if (!htmm_path_exists(HTMM_THP_ENABLED))
+		SKIP(return, "THP not configured (%s missing)",
+		     HTMM_THP_ENABLED);
+	err = htmm_thp_get(self->c.thp_saved, sizeof(self->c.thp_saved));
+	ASSERT_EQ(0, err) TH_LOG("parse %s: %s", HTMM_THP_ENABLED,
+				 strerror(-err));
+	ASSERT_EQ(0, htmm_thp_set("always"));
+	set_enabled(_metadata, &self->c, true);
+	f = calloc(1, sizeof(*f));
+	ASSERT_NE(NULL, f);
+
+	fill_node0(_metadata, f);
+	free_kb = node0_free_kb();
+	run_workload(_metadata, &self->c, &w, &r, "32M THP, node 0 full");
+	free_after = node0_free_kb();
+	redirected = stat_value(_metadata, &self->c, "alloc_redirected");
+	TH_LOG("filled with %u chunks, node 0 free %lld kB, %lld kB after; alloc_redirected %llu",
+	       f->nr, free_kb, free_after, redirected);
+	finish_workload(_metadata, &self->c);
+	unfill(f);
+	free(f);
+	/*
+	 * kswapd, woken by the fill, may give node 0 back a few MiB (slab,
+	 * KASAN's quarantine), and huge pages that fit there stay there.
+	 */
+	EXPECT_LE(16 * MiB, node_bytes(&r, HTMM_SLOW_NODE));
+	EXPECT_LE(8ULL, redirected);
+	EXPECT_LE(28 * 1024, r.anon_huge_kb)
+		TH_LOG("the huge pages became base pages");
+}
+
 /* Negative control: the same limit without htmm enabled is not enforced. */
 TEST_F_TIMEOUT(htmm_enforce, disabled_control, WORKLOAD_TIMEOUT)
 {

@@ -622,6 +622,7 @@ static inline int htmm_thp_set(const char *mode)
 struct htmm_workload {
 	size_t size;		/* bytes to map and touch */
 	bool thp;		/* 2 MiB aligned + MADV_HUGEPAGE */
+	bool thp_system;	/* with thp: no madvise, THP "always" decides */
 	bool no_thp;		/* prctl(PR_SET_THP_DISABLE) */
 	int policy;		/* MPOL_* or -1 for none */
 	bool policy_mbind;	/* apply policy with mbind() on the range */
@@ -707,7 +708,7 @@ static inline bool htmm_workload_round(const struct htmm_workload *w,
 	if (w->thp) {
 		addr = (char *)(((uintptr_t)map + 2 * MiB - 1) &
 				~(uintptr_t)(2 * MiB - 1));
-		if (madvise(addr, w->size, MADV_HUGEPAGE)) {
+		if (!w->thp_system && madvise(addr, w->size, MADV_HUGEPAGE)) {
 			htmm_result_fail(r, "madvise");
 			return false;
 		}
