@@ -74,14 +74,16 @@ runs=${RUNS:-1}
 out=$BUILD/logs/bench-workloads
 mkdir -p "$out"
 # Can path $3, changed between commits $1 and $2, change a run without
-# htmm?  No for mm/htmm/, for the test guests' scripts, and for the
+# htmm?  No for htmm's code (mm/htmm/ and its header, whose hooks the
+# author must rule out, as WL_PEERS says), for the test guests' scripts,
+# and for the
 # series' cover letter and order; neither for a patch that touches
 # tools/testing/ alone in both versions (the selftest harness).  A patch
 # added to the series is a changed patch file, judged by itself.
 peer_neutral() {
 	local c
 	case "$3" in
-	mm/htmm/*|scripts/guest/run-tests.sh|scripts/guest/workloads-test.sh|\
+	mm/htmm/*|include/linux/htmm.h|scripts/guest/run-tests.sh|scripts/guest/workloads-test.sh|\
 	patches/cover-letter.txt|patches/series) return 0 ;;
 	patches/*.patch)
 		for c in "$1" "$2"; do
