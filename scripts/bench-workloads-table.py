@@ -8,14 +8,15 @@
       named WORKLOAD.CONFIG.rRATIO-TIME.csv; --plugin adds the plugin's
       window figures (one run per guest then)
   bench-workloads-table.py render [--time model|model-sum|wall]
-                           [--figures DIR] [--peers PDIR] DIR
+                           [--figures DIR] [--peers PDIR]... DIR
       the tables in Markdown from every CSV file of DIR (medians where a
       cell has several runs) and, with --figures, one gnuplot figure per
       workload: performance against the ratio, a line per configuration;
       with --peers, the cells of the configurations that do not run htmm
       (all-fast, none, autonuma, damon) that DIR lacks come from PDIR, a
       kernel that differs only in htmm's own code (WL_PEERS in
-      bench-workloads.sh)
+      bench-workloads.sh); repeated, the first PDIR that has a cell
+      gives it
 
 Performance is the all-fast run's time divided by the run's (1.0: as fast
 as all-fast).  Time is the plugin's modelled time of the measured phase on
@@ -239,8 +240,8 @@ def fmt(v, f='%.3f'):
 
 def render(a):
     rows = load(a.dir)
-    if a.peers:
-        rows += load_peers(rows, a.peers)
+    for d in a.peers:
+        rows += load_peers(rows, d)
     if not rows:
         sys.exit('no results in %s' % a.dir)
     tkey = {'model': 'model_ns_cpu0', 'model-sum': 'model_ns',
@@ -370,7 +371,7 @@ def main():
     r.add_argument('--time', choices=['model', 'model-sum', 'wall'],
                    default='model')
     r.add_argument('--figures')
-    r.add_argument('--peers')
+    r.add_argument('--peers', action='append', default=[])
     r.add_argument('dir')
     a = ap.parse_args()
     if a.cmd == 'csv':

@@ -107,14 +107,17 @@ what=${1:-sampling}
 case "$what" in
 sampling|tiering|scale|tenants|model|workloads|ccow|ccow-redis) ;;
 workloads-table)
-	# workloads-table [KERNEL [PEERS]]: PEERS as WL_PEERS in
-	# bench-workloads.sh.
+	# workloads-table [KERNEL [PEERS...]]: each of PEERS as WL_PEERS in
+	# bench-workloads.sh, the first that has a cell giving it.
 	d=$HTMM_TOP/bench/results/workloads/${2:-$(kernel_id)}
 	[ -d "$d" ] || die "no results in $d"
-	p=${3:+$HTMM_TOP/bench/results/workloads/$3}
-	[ -z "$p" ] || [ -d "$p" ] || die "no results in $p"
+	pa=()
+	for p in "${@:3}"; do
+		[ -d "$HTMM_TOP/bench/results/workloads/$p" ] || die "no results in bench/results/workloads/$p"
+		pa+=(--peers "$HTMM_TOP/bench/results/workloads/$p")
+	done
 	exec python3 "$HTMM_TOP/scripts/bench-workloads-table.py" render \
-		--figures "$HTMM_TOP/bench/figures" ${p:+--peers "$p"} "$d" ;;
+		--figures "$HTMM_TOP/bench/figures" "${pa[@]}" "$d" ;;
 ccow-table)
 	d=$HTMM_TOP/bench/results/ccow/${2:-$(kernel_id)}
 	[ -d "$d" ] || die "no results in $d"
