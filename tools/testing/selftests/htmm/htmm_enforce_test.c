@@ -100,6 +100,18 @@ static void check_result(struct __test_metadata *_metadata,
 	EXPECT_EQ(r->pages, htmm_total_pages(r));
 }
 
+/* THP "always" for the test; the context's teardown restores the mode. */
+static void thp_always(struct __test_metadata *_metadata,
+		       struct htmm_cg_ctx *c)
+{
+	int err = htmm_thp_get(c->thp_saved, sizeof(c->thp_saved));
+
+	ASSERT_EQ(0, err) TH_LOG("parse %s: %s", HTMM_THP_ENABLED,
+				 strerror(-err));
+	err = htmm_thp_set("always");
+	ASSERT_EQ(0, err) TH_LOG("set THP always: %s", strerror(-err));
+}
+
 /* Start the workload and wait for its first report. */
 static void run_workload(struct __test_metadata *_metadata,
 			 struct htmm_cg_ctx *c, const struct htmm_workload *w,
@@ -208,16 +220,11 @@ TEST_F_TIMEOUT(htmm_enforce, thp, WORKLOAD_TIMEOUT)
 		.size = 256 * MiB, .thp = true, .policy = -1,
 	};
 	struct htmm_result r;
-	int err;
 
 	if (!htmm_path_exists(HTMM_THP_ENABLED))
 		SKIP(return, "THP not configured (%s missing)",
 		     HTMM_THP_ENABLED);
-	err = htmm_thp_get(self->c.thp_saved, sizeof(self->c.thp_saved));
-	ASSERT_EQ(0, err) TH_LOG("parse %s: %s", HTMM_THP_ENABLED,
-				 strerror(-err));
-	err = htmm_thp_set("always");
-	ASSERT_EQ(0, err) TH_LOG("set THP always: %s", strerror(-err));
+	thp_always(_metadata, &self->c);
 
 	set_limit(_metadata, &self->c, HTMM_FAST_NODE, "64M");
 	set_enabled(_metadata, &self->c, true);
@@ -374,15 +381,11 @@ TEST_F_TIMEOUT(htmm_enforce, thp_full_node, WORKLOAD_TIMEOUT)
 	struct node_fill *f;
 	struct htmm_result r;
 	long long free_kb, free_after;
-	int err;
 
 	if (!htmm_path_exists(HTMM_THP_ENABLED))
 		SKIP(return, "THP not configured (%s missing)",
 		     HTMM_THP_ENABLED);
-	err = htmm_thp_get(self->c.thp_saved, sizeof(self->c.thp_saved));
-	ASSERT_EQ(0, err) TH_LOG("parse %s: %s", HTMM_THP_ENABLED,
-				 strerror(-err));
-	ASSERT_EQ(0, htmm_thp_set("always"));
+	thp_always(_metadata, &self->c);
 	set_enabled(_metadata, &self->c, true);
 	f = calloc(1, sizeof(*f));
 	ASSERT_NE(NULL, f);
