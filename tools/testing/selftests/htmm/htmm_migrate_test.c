@@ -430,7 +430,8 @@ static void log_moves(struct __test_metadata *_metadata,
 		"promotion_queue_fill_pages",
 		"resident_node0", "abit_scans", "abit_scanned_entries",
 		"abit_scan_cpu_ns", "ksamplingd_cpu_permille",
-		"sampler_level", "samples_dropped", "cooling_epoch", "hist_8", "hist_9",
+		"sampler_level", "samples_dropped", "cooling_epoch", "hist_0",
+		"hist_7", "hist_8", "hist_9",
 		"hist_10", "hist_11", "hist_12", "hist_13", "hist_14",
 		"hist_15",
 	};
@@ -985,6 +986,8 @@ TEST_F_TIMEOUT(htmm_migrate, converge_abit, 600)
 			       htmm_cg_ctx_stat(&self->c, "abit_scans"),
 			       htmm_cg_ctx_stat(&self->c, "sampler_level"),
 			       htmm_cg_ctx_stat(&self->c, "ksamplingd_cpu_permille"));
+		if (looks % 20 == 0)
+			log_moves(_metadata, &self->c);
 		usleep(500000);
 	}
 	TH_LOG("abit: %.1f%% of the hot region on node 0 after %.1f s",
