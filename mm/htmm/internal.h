@@ -134,7 +134,7 @@ extern const char * const htmm_source_names[HTMM_NR_SOURCES];
  * HTMM_PAGE_COUNT_MAX: a 4 KiB page reaches the top bin at 64 samples.
  */
 struct htmm_meta {
-	u32 hcount;	/* head of a large folio: samples on the folio */
+	u32 hcount;	/* head of a large folio: samples on it; htmm_ingest_pmd() */
 	u32 epoch;	/* cgroup cooling epoch @count is up to date with */
 	u32 hepoch;	/* the same for @hcount */
 	u32 mtime;	/* when, in HTMM_MTIME_MS units (htmm_mtime_now()) */
@@ -409,6 +409,7 @@ int __init htmm_memcg_init(void);
 void htmm_memcg_state_init(struct htmm_memcg *hm);
 int htmm_ingest_page(struct page *page, enum htmm_kind kind,
 		     enum htmm_source src);
+int htmm_ingest_pmd(struct page *page, enum htmm_source src);
 int htmm_ingest_vaddr(pid_t pid, unsigned long vaddr, enum htmm_kind kind,
 		      enum htmm_source src);
 struct page *htmm_get_user_page(pid_t pid, unsigned long vaddr);

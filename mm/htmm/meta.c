@@ -573,7 +573,12 @@ static void htmm_thp_seen_locked(struct htmm_memcg *hm, struct folio *folio,
 /*
  * Caller holds hm->lock; @folio is charged to the cgroup with id @id.
  * A @coarse sample says the folio was accessed, not which of its pages
- * (the Accessed bit of a huge page's PMD): only the folio count moves.
+ * (the Accessed bit of a huge page's PMD): only the folio count moves,
+ * by one sample on each of its pages.  A young PMD is the same evidence
+ * as a young PTE, once per scan, and the folio's density must rank with
+ * a base page's: one sample on the folio made every huge page used like
+ * a base page look 512 times colder (nine bins down), so that kmigraterd
+ * demoted huge pages for any base page used as often.
  */
 static void htmm_account(struct mem_cgroup *memcg, struct htmm_memcg *hm,
 			 struct folio *folio, struct page *page, bool coarse)
@@ -593,7 +598,8 @@ static void htmm_account(struct mem_cgroup *memcg, struct htmm_memcg *hm,
 	if (nr > 1) {
 		d = htmm_epoch_delta(hm->epoch, h->hepoch);
 		cur = htmm_bin_cool(h->hbin, d);
-		h->hcount = htmm_count_add(htmm_count_cool(h->hcount, d), 1);
+		h->hcount = htmm_count_add(htmm_count_cool(h->hcount, d),
+					   coarse ? nr : 1);
 		h->hepoch = hm->epoch;
 		bin = htmm_bin(htmm_units(h->hcount, nr));
 		htmm_hist_move(hm, &hm->hist, cur, bin, nr);
@@ -621,9 +627,13 @@ static void htmm_account(struct mem_cgroup *memcg, struct htmm_memcg *hm,
 	page_ext_put(hext);
 }
 
-/* Account one sample on @page of the user folio @folio; hold a reference. */
+/*
+ * Account one sample on @page of the user folio @folio, which the caller
+ * holds a reference on; @pmd: on the whole folio (htmm_account()'s coarse).
+ */
 static int htmm_ingest_folio(struct folio *folio, struct page *page,
-			     enum htmm_kind kind, enum htmm_source src)
+			     enum htmm_kind kind, enum htmm_source src,
+			     bool pmd)
 {
 	struct mem_cgroup *memcg;
 	struct htmm_memcg *hm;
@@ -639,7 +649,7 @@ static int htmm_ingest_folio(struct folio *folio, struct page *page,
 	/* Recheck under the lock: migration may have moved the charge. */
 	if (folio_memcg_check(folio) == memcg) {
 		htmm_account(memcg, hm, folio, page,
-			     kind == HTMM_ACCESS && folio_test_large(folio));
+			     pmd && folio_test_large(folio));
 		hm->nr_samples[kind]++;
 		hm->nr_samples_src[src]++;
 		if (++hm->samples_since_cool >= READ_ONCE(htmm_params.cooling_period))
@@ -652,6 +662,24 @@ static int htmm_ingest_folio(struct folio *folio, struct page *page,
 	spin_unlock_irqrestore(&hm->lock, flags);
 unlock:
 	rcu_read_unlock();
+	return ret;
+}
+
+static int __htmm_ingest_page(struct page *page, enum htmm_kind kind,
+			      enum htmm_source src, bool pmd)
+{
+	struct folio *folio = page_folio(page);
+	int ret = -ENOENT;
+
+	if (!folio_try_get(folio))
+		goto out;
+	if (likely(page_folio(page) == folio && !folio_test_slab(folio) &&
+		   !folio_test_hugetlb(folio) && !PageTable(&folio->page) &&
+		   !folio_memcg_kmem(folio)))
+		ret = htmm_ingest_folio(folio, page, kind, src, pmd);
+	folio_put(folio);
+out:
+	count_vm_event(ret ? HTMM_NR_SAMPLES_IGNORED : HTMM_NR_SAMPLED);
 	return ret;
 }
 
@@ -680,19 +708,25 @@ unlock:
 int htmm_ingest_page(struct page *page, enum htmm_kind kind,
 		     enum htmm_source src)
 {
-	struct folio *folio = page_folio(page);
-	int ret = -ENOENT;
+	return __htmm_ingest_page(page, kind, src, false);
+}
 
-	if (!folio_try_get(folio))
-		goto out;
-	if (likely(page_folio(page) == folio && !folio_test_slab(folio) &&
-		   !folio_test_hugetlb(folio) && !PageTable(&folio->page) &&
-		   !folio_memcg_kmem(folio)))
-		ret = htmm_ingest_folio(folio, page, kind, src);
-	folio_put(folio);
-out:
-	count_vm_event(ret ? HTMM_NR_SAMPLES_IGNORED : HTMM_NR_SAMPLED);
-	return ret;
+/**
+ * htmm_ingest_pmd - Account the Accessed bit of a huge page's PMD.
+ * @page: The page the PMD maps; the caller holds the PMD's lock.
+ * @src: Which sample source saw it.
+ *
+ * The bit says that the huge page was used, not which of its pages: the
+ * sample counts once on each of them (htmm_account()), as the bit of each
+ * PTE would for a base page, and moves no subpage count.  Otherwise as
+ * htmm_ingest_page() with HTMM_ACCESS.
+ *
+ * Context: As htmm_ingest_page().
+ * Return: As htmm_ingest_page().
+ */
+int htmm_ingest_pmd(struct page *page, enum htmm_source src)
+{
+	return __htmm_ingest_page(page, HTMM_ACCESS, src, true);
 }
 
 /* Lookups of a page that migrates again and again before giving up. */

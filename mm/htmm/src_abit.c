@@ -5,7 +5,9 @@
  * Every htmm_abit_interval_ms, ksamplingd walks the page tables of the
  * processes in htmm-enabled cgroups, test-and-clears the Accessed bit of
  * every present PTE and PMD and turns each bit it found set into one
- * sample.  Like DAMON, it clears with the _notify helpers (so secondary
+ * sample: on the page a PTE maps, or for a huge PMD on each page of its
+ * huge page (htmm_ingest_pmd()), so that a huge page and base pages used
+ * alike rank alike.  Like DAMON, it clears with the _notify helpers (so secondary
  * MMUs are aged too) and hands the reference to the folio with
  * folio_set_young(), so that reclaim and MGLRU still see the pages as
  * referenced.
@@ -107,8 +109,12 @@ struct htmm_abit_walk {
 	bool first;		/* first scan of this mm: clear only */
 };
 
-static void htmm_abit_sample(struct page *page, struct htmm_abit_walk *w)
+/* The bit of @page's PTE, or with @pmd that of its huge page's PMD. */
+static void htmm_abit_sample(struct page *page, bool pmd,
+			     struct htmm_abit_walk *w)
 {
+	int err;
+
 	/* Mapped under the page table lock: the folio cannot go away. */
 	folio_set_young(page_folio(page));
 	w->cleared = true;
@@ -117,7 +123,11 @@ static void htmm_abit_sample(struct page *page, struct htmm_abit_walk *w)
 	w->nr_young++;
 	if (w->samples_left)
 		w->samples_left--;
-	if (!htmm_ingest_page(page, HTMM_ACCESS, HTMM_SRC_ABIT))
+	if (pmd)
+		err = htmm_ingest_pmd(page, HTMM_SRC_ABIT);
+	else
+		err = htmm_ingest_page(page, HTMM_ACCESS, HTMM_SRC_ABIT);
+	if (!err)
 		w->nr_accounted++;
 }
 
@@ -155,7 +165,7 @@ static int htmm_abit_pmd(pmd_t *pmd, unsigned long addr, unsigned long next,
 		w->entries++;
 		if (pmd_present(val) && pmd_young(val) &&
 		    pmdp_clear_young_notify(vma, addr & PMD_MASK, pmd))
-			htmm_abit_sample(pmd_page(val), w);
+			htmm_abit_sample(pmd_page(val), true, w);
 		spin_unlock(ptl);
 		return htmm_abit_batch_end(w, next);
 	}
@@ -178,7 +188,7 @@ static int htmm_abit_pmd(pmd_t *pmd, unsigned long addr, unsigned long next,
 			continue;
 		page = vm_normal_page(vma, a, val);
 		if (page)
-			htmm_abit_sample(page, w);
+			htmm_abit_sample(page, false, w);
 		if (!w->samples_left) {
 			a += PAGE_SIZE;
 			break;

@@ -31,6 +31,7 @@
 #define INJECT_MAX_WRITE	(256 * 1024)
 
 #define PG			4096UL	/* htmm counts 4 KiB pages */
+#define HPAGE_SZ		(2UL << 20)	/* a PMD huge page */
 #define NR_BINS			16
 #define BIN_NONE		NR_BINS	/* "none" in memory.htmm_stat */
 #define POLL_MS			50	/* interval of every wait loop */
@@ -536,6 +537,7 @@ struct kid_spec {
 	size_t len;		/* churn: bytes per round; hot_cold: cold */
 	size_t hot_len;		/* hot_cold: the hot region */
 	long long run_ms;	/* churn: exit(0) after this long; 0: never */
+	bool thp;		/* leave THP on (else PR_SET_THP_DISABLE) */
 };
 
 /* In a child: report a failure and exit. */
@@ -752,6 +754,42 @@ static void kid_rates(const struct kid_spec *s, int res_fd, int cmd_fd)
 }
 
 /*
+ * Map s->len bytes of base pages (MADV_NOHUGEPAGE) and s->hot_len of huge
+ * pages (2 MiB aligned, MADV_HUGEPAGE), report them in that order, then
+ * until told anything write every 4 KiB page of both in turn.
+ */
+static void kid_huge_base(const struct kid_spec *s, int res_fd, int cmd_fd)
+{
+	char *base, *map, *huge;
+	struct kid_reply r;
+	size_t off;
+
+	base = kid_map(res_fd, s->len);
+	if (madvise(base, s->len, MADV_NOHUGEPAGE))
+		kid_fail(res_fd, "MADV_NOHUGEPAGE");
+	map = kid_map(res_fd, s->hot_len + HPAGE_SZ);
+	huge = (char *)(((unsigned long)map + HPAGE_SZ - 1) & ~(HPAGE_SZ - 1));
+	if (madvise(huge, s->hot_len, MADV_HUGEPAGE))
+		kid_fail(res_fd, "MADV_HUGEPAGE");
+	memset(&r, 0, sizeof(r));
+	r.addr[0] = (unsigned long)base;
+	r.len[0] = s->len;
+	r.addr[1] = (unsigned long)huge;
+	r.len[1] = s->hot_len;
+	htmm_touch(base, s->len);
+	htmm_touch(huge, s->hot_len);
+	kid_reply_ok(res_fd, &r);
+	while (!kid_told(cmd_fd)) {
+		for (off = 0; off < s->len; off += PG)
+			base[off]++;
+		for (off = 0; off < s->hot_len; off += PG)
+			huge[off]++;
+		asm volatile("" : : : "memory");
+	}
+	_exit(0);
+}
+
+/*
  * Map, touch and unmap s->len bytes in a loop until told anything, or
  * until s->run_ms passed (then exit by itself with status 0).
  */
@@ -832,7 +870,7 @@ static void kid_start(struct __test_metadata *_metadata, struct sample_ctx *x,
 			errno = -err;
 			kid_fail(res[1], "enter cgroup");
 		}
-		if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0))
+		if (!s->thp && prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0))
 			kid_fail(res[1], "PR_SET_THP_DISABLE");
 		if (s->cpu >= 0) {
 			cpu_set_t set;
@@ -1519,6 +1557,58 @@ TEST_F_TIMEOUT(htmm_sample, abit_hot_vs_cold, 300)
 	EXPECT_LT(0ULL, snap_u64(_metadata, &s, "samples_abit"));
 	EXPECT_LT(0ULL, hist_total(_metadata, &s, "hist_"));
 	EXPECT_EQ(0ULL, snap_u64(_metadata, &s, "samples_inject"));
+}
+
+#define HB_LEN		(8 * MiB)
+#define HB_HPAGES	(HB_LEN / HPAGE_SZ)
+
+/*
+ * A huge page ranks with base pages used as often under the Accessed-bit
+ * sampler.  A child writes every 4 KiB page of 8 MiB of base pages and of
+ * 8 MiB of huge pages in turn, without a pause: every PTE and every huge
+ * PMD is young at every scan.  A young PMD counts one sample on each page
+ * of its huge page, so the huge pages' folio bins must be those of the
+ * base pages, within the one bin that a scan half done can make.  With one
+ * sample on the whole folio, they were nine bins (512 times) lower, and
+ * kmigraterd demoted huge pages for any base page.
+ */
+TEST_F_TIMEOUT(htmm_sample, abit_huge_ranks_with_base, 300)
+{
+	const struct kid_spec spec = {
+		.body = kid_huge_base, .cpu = -1, .len = HB_LEN,
+		.hot_len = HB_LEN, .thp = true,
+	};
+	struct sample_ctx *x = &self->x;
+	double base_mean, huge_mean = 0, counts;
+	unsigned int min_count, base_max;
+	unsigned long i, huge;
+	struct kid_reply r;
+	struct page_info pi;
+	pid_t pid;
+
+	abit_classify_setup(_metadata, x);
+	kid_start(_metadata, x, 0, &spec, &r);
+	pid = x->kids[0].pid;
+	huge = r.addr[1];
+	ASSERT_EQ(0, set_enabled(x, true));
+
+	min_count = wait_probes(_metadata, pid, r.addr[0], HB_LEN / NR_PROBE, 3);
+	ASSERT_LE(3U, min_count) TH_LOG("base pages not sampled within 120 s");
+	base_mean = mean_bin(_metadata, pid, r.addr[0], HB_LEN, &base_max,
+			     &counts);
+	for (i = 0; i < HB_HPAGES; i++) {
+		ASSERT_EQ(0, page_info(pid, huge + i * HPAGE_SZ, &pi))
+			TH_LOG("huge page %lu has no sample", i);
+		ASSERT_EQ(HPAGE_SZ / PG, pi.nr_pages)
+			TH_LOG("huge page %lu is not one (no free 2 MiB block?)", i);
+		TH_LOG("huge page %lu: folio count %u, folio bin %u", i,
+		       pi.folio_count, pi.folio_bin);
+		huge_mean += (double)pi.folio_bin / HB_HPAGES;
+	}
+	TH_LOG("mean bin: base pages %.2f (mean count %.2f, max %u), huge pages %.2f",
+	       base_mean, counts, base_max, huge_mean);
+	EXPECT_GE(1.0, huge_mean - base_mean);
+	EXPECT_LE(-1.0, huge_mean - base_mean);
 }
 
 #define RATE_HOT_PAGES	64
