@@ -980,14 +980,14 @@ TEST_F_TIMEOUT(htmm_migrate, converge_abit, 600)
 		share = share_on(hot, hot_len, HTMM_FAST_NODE);
 		if (share >= 95)
 			break;
-		if (++looks % 20 == 0)
+		if (++looks % 20 == 0) {
 			TH_LOG("%.0f s: %.1f%% up; %llu scans, level %llu, ksamplingd %llu/1000",
 			       htmm_now_s() - t0, share,
 			       htmm_cg_ctx_stat(&self->c, "abit_scans"),
 			       htmm_cg_ctx_stat(&self->c, "sampler_level"),
 			       htmm_cg_ctx_stat(&self->c, "ksamplingd_cpu_permille"));
-		if (looks % 20 == 0)
 			log_moves(_metadata, &self->c);
+		}
 		usleep(500000);
 	}
 	TH_LOG("abit: %.1f%% of the hot region on node 0 after %.1f s",
