@@ -9,6 +9,7 @@
 #                      / (1 + R) (default 8)
 #   bench_mb=MB        each workload's footprint (default 300)
 #   bench_work=X       each workload's amount of work (default 1)
+#   bench_work_W=X     workload W's amount of work, instead of bench_work
 #   bench_trace=S      every S seconds of a run, from the workload's start,
 #                      a "bench trace" line: the cgroup's per-node KiB and
 #                      its memory.htmm_stat's placement keys (diagnosis)
@@ -96,7 +97,7 @@ if [ "$(grep -c '^processor' /proc/cpuinfo)" -ge 2 ]; then
 fi
 
 start_workload() {
-	args="--mb $mb --work $work"
+	args="--mb $mb --work $wk"
 	case "$1" in
 	redis)
 		rm -f /tmp/redis.sock
@@ -161,7 +162,8 @@ run_one() {
 	mkdir -p "$cg"
 	srv=''
 	free_end=''
-	echo "bench run workload $1 config $2 ratio $ratio mb $mb work $work budget_kb $budget_kb"
+	eval "wk=\${bench_work_$1:-\$work}"
+	echo "bench run workload $1 config $2 ratio $ratio mb $mb work $wk budget_kb $budget_kb"
 	tier_damon_memcg=/wl-$1-$2
 	tier_setup "$2" "$cg" "${budget_kb}K" || return 1
 	rm -f /tmp/wl.fifo

@@ -123,11 +123,13 @@ esac
 # run time, as suites named <suite>_classic_lru; first, while node 0 still
 # has the free memory these tests fill (late in the run it has far less).
 # thp_full_node tests an allocation path that no LRU takes part in, and
-# its filling of node 0 takes 40 s.
+# its filling of node 0 takes 40 s; disabled_control, with htmm disabled,
+# reads no residency (the one thing the LRUs give htmm differently).
 if [ -w $LRU_GEN ]; then
 	state=$(cat $LRU_GEN)
 	echo n > $LRU_GEN
-	for spec in "htmm_enforce_test -Tthp_full_node" "htmm_migrate_test -tconverge_abit"; do
+	for spec in "htmm_enforce_test -Tthp_full_node -Tdisabled_control" \
+		    "htmm_migrate_test -tconverge_abit"; do
 		t=${spec%% *}
 		name=${t}_classic_lru
 		case "$name" in ${htmm_tests:-*}) ;; *) continue ;; esac
