@@ -157,6 +157,7 @@ start_trace() {
 # while the workload is stopped at the start and at the end of its
 # measured phase.
 run_one() {
+	case "$1" in *[!a-z0-9]*) echo "bench: bad workload name '$1'"; return 1 ;; esac
 	[ "$2" = all-fast ] || start_filler
 	cg=/sys/fs/cgroup/wl-$1-$2
 	mkdir -p "$cg"
