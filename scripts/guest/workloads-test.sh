@@ -26,8 +26,8 @@
 #              node 0 than the filler left it).
 # The figures are printed as they are (no plugin: wall-clock time only).
 export bench_ratio=4 bench_mb=${bench_mb:-24} bench_work=${bench_work:-0.01}
-# Redis: 240 operations per phase, not 600 (its 30 s under DAMON, with
-# kdamond on the client's CPU, were the longest runs).
+# Redis: 240 operations per phase, not 600 (at 600 its run under DAMON,
+# with kdamond on the client's CPU, was the longest: 52 s of 556).
 export bench_work_redis=${bench_work_redis:-0.004}
 export bench_workloads=${bench_workloads:-redis xslookup graph500 btree liblinear pagerank}
 export bench_configs=${bench_configs:-all-fast none autonuma damon htmm-abit}
