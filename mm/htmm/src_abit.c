@@ -518,6 +518,8 @@ static unsigned int htmm_abit_cursor_cg, htmm_abit_cursor_proc;
 
 /* Scan statistics, written by ksamplingd only, read by the stat file. */
 static u64 htmm_abit_nr_scans;
+static u64 htmm_abit_mm_scans;		/* address spaces scanned */
+static u64 htmm_abit_mm_first;		/* of them, first sight: clear only */
 static u64 htmm_abit_entries;		/* page-table entries visited */
 static u64 htmm_abit_scan_ns;		/* CPU time of ksamplingd scanning */
 
@@ -528,6 +530,8 @@ static u64 htmm_abit_scan_ns;		/* CPU time of ksamplingd scanning */
 void htmm_abit_stat(struct seq_file *m)
 {
 	seq_printf(m, "abit_scans %llu\n", READ_ONCE(htmm_abit_nr_scans));
+	seq_printf(m, "abit_mm_scans %llu\n", READ_ONCE(htmm_abit_mm_scans));
+	seq_printf(m, "abit_mm_first_scans %llu\n", READ_ONCE(htmm_abit_mm_first));
 	seq_printf(m, "abit_scanned_entries %llu\n", READ_ONCE(htmm_abit_entries));
 	seq_printf(m, "abit_scan_cpu_ns %llu\n", READ_ONCE(htmm_abit_scan_ns));
 }
@@ -673,6 +677,9 @@ static void htmm_abit_tick(void)
 			continue;
 		w.first = !htmm_abit_see(mms[i]);
 		mmput_async(mms[i]);
+		WRITE_ONCE(htmm_abit_mm_scans, htmm_abit_mm_scans + 1);
+		if (w.first)
+			WRITE_ONCE(htmm_abit_mm_first, htmm_abit_mm_first + 1);
 		go = htmm_abit_scan_mm(mms[i], &w);
 	}
 	for (i = 0; i < nr; i++)
