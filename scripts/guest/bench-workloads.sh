@@ -120,18 +120,42 @@ start_workload() {
 	liblinear) cmd="$pin0 $W/linear $args" ;;
 	*) echo "bench: unknown workload $1"; return 1 ;;
 	esac
-	sh -c "echo \$\$ > $2/cgroup.procs && exec $cmd" > /tmp/wl.out 2>&1 &
-	wpid=$!
+	# A watcher waits for the workload and writes "exit N" to the FIFO
+	# when it is gone (busybox's wait returns only then, not when the
+	# workload stops itself), so that a read of the FIFO never waits for
+	# a workload that died.
+	rm -f /tmp/wl.pid
+	(sh -c "echo \$\$ > $2/cgroup.procs && exec $cmd" > /tmp/wl.out 2>&1 &
+	 echo $! > /tmp/wl.pid
+	 wait $!
+	 echo "exit $?" > $WL_FIFO) &
+	wwatch=$!
+	until [ -s /tmp/wl.pid ]; do sleep 0.05; done
+	read -r wpid < /tmp/wl.pid
+	wexit=
 }
 
 # The workload's sync (wl.h): it writes "begin" or "end" to the FIFO
-# $WL_FIFO and stops itself; wait for word $1, then for the stop.  Ends
-# early if the workload is gone.  Returns non-zero if so.
+# $WL_FIFO and stops itself; wait for word $1, then for the stop.
+# Returns non-zero if the workload is gone ($wexit is then its status) or
+# said something else (it is then killed).  The read has no timeout:
+# busybox's read -t drops what it has read when its time runs out, and a
+# poll every 5 s lost the "b" of a "begin" that came at that moment (the
+# workload then stood stopped and the run hung).  The watcher's "exit N"
+# ends the wait if the workload dies.
 wl_sync() {
-	until read -t 5 word <&3; do
-		kill -0 $wpid 2> /dev/null || return 1
-	done
-	[ "$word" = "$1" ] || { echo "bench sync: got '$word', not '$1'"; return 1; }
+	read -r word <&3
+	case "$word" in
+	"$1") ;;
+	"exit "*)
+		wexit=${word#exit }
+		echo "bench sync: the workload ended before '$1'"
+		return 1 ;;
+	*)
+		echo "bench sync: got '$word', not '$1'"
+		kill -KILL $wpid
+		return 1 ;;
+	esac
 	until [ "$(cut -d' ' -f3 /proc/$wpid/stat 2> /dev/null)" = T ]; do
 		kill -0 $wpid 2> /dev/null || return 1
 		sleep 0.05
@@ -153,6 +177,23 @@ start_trace() {
 	trpid=$!
 }
 
+# The end of a run in cgroup $1, also of one whose setup failed: the
+# configuration torn down, the cgroup and the filler gone, so that the
+# next run starts from the same state.
+end_run() {
+	tier_teardown "$1"
+	[ -n "$trpid" ] && kill "$trpid" 2> /dev/null
+	rmdir "$1"
+	if [ -n "$fill" ]; then
+		echo "bench boost_kb $boost0 $(node0_kb boost)"
+		echo "bench node0_free_end_kb $free_end"
+		kill "$fill"
+		wait "$fill"
+		fill=
+	fi
+	echo "bench run end"
+}
+
 # One run: workload $1 under configuration $2.  The snapshots are taken
 # while the workload is stopped at the start and at the end of its
 # measured phase.
@@ -161,12 +202,16 @@ run_one() {
 	[ "$2" = all-fast ] || start_filler
 	cg=/sys/fs/cgroup/wl-$1-$2
 	mkdir -p "$cg"
-	srv=''
+	srv='' trpid=''
 	free_end=''
 	eval "wk=\${bench_work_$1:-\$work}"
 	echo "bench run workload $1 config $2 ratio $ratio mb $mb work $wk budget_kb $budget_kb"
 	tier_damon_memcg=/wl-$1-$2
-	tier_setup "$2" "$cg" "${budget_kb}K" || return 1
+	if ! tier_setup "$2" "$cg" "${budget_kb}K"; then
+		echo "bench setup of $2 failed"
+		end_run "$cg"
+		return 1
+	fi
 	rm -f /tmp/wl.fifo
 	mkfifo /tmp/wl.fifo
 	exec 3<> /tmp/wl.fifo
@@ -189,8 +234,11 @@ run_one() {
 			kill -CONT $wpid
 		fi
 	fi
-	wait $wpid
-	echo "bench exit $?"
+	while [ -z "$wexit" ] && read -r word <&3; do
+		case "$word" in "exit "*) wexit=${word#exit } ;; esac
+	done
+	wait $wwatch
+	echo "bench exit $wexit"
 	exec 3<&-
 	unset WL_FIFO
 	sed 's/^/bench /' /tmp/wl.out
@@ -208,17 +256,7 @@ run_one() {
 		kill -TERM "$srv"
 		wait "$srv"
 	fi
-	tier_teardown "$cg"
-	[ -n "$trpid" ] && kill "$trpid" 2> /dev/null
-	rmdir "$cg"
-	if [ -n "$fill" ]; then
-		echo "bench boost_kb $boost0 $(node0_kb boost)"
-		echo "bench node0_free_end_kb $free_end"
-		kill "$fill"
-		wait "$fill"
-		fill=
-	fi
-	echo "bench run end"
+	end_run "$cg"
 }
 
 echo "bench workloads rootfs $(awk '$2 == "/" { print $3 }' /proc/mounts) initramfs_kb $(du -sk -x / 2>/dev/null | cut -f1) node0_free_kb $(awk '/MemFree/ { print $4 }' /sys/devices/system/node/node0/meminfo) thp $(cat /sys/kernel/mm/transparent_hugepage/enabled) min_free_kbytes $(cat /proc/sys/vm/min_free_kbytes)"

@@ -80,36 +80,65 @@ node_range() {
 		END { printf "%.0f %.0f\n", min * 4096, max * 4096 }' /proc/zoneinfo
 }
 
-# DAMON kdamond $1 watches node $2 and applies $3 towards node $4.
+# DAMON's sysfs files take damon_sysfs_lock with mutex_trylock() and
+# fail with EBUSY when it is held, and a running kdamond takes it briefly
+# at every sampling interval (damon_sysfs_cmd_request_callback()).  So a
+# write made while a kdamond runs can fail although nothing is wrong:
+# the workloads guest lost a run that way (kdamond 1's nr_contexts,
+# written while kdamond 0 ran).  The kdamonds are therefore set up
+# before either starts, and every write goes through
+# damon_write, which writes again only after EBUSY, up to 100 times
+# 10 ms apart, and says so.  Any other error, or EBUSY 100 times, sets
+# damon_err and prints why.
+damon_err=
+damon_write() {
+	_n=0
+	while ! _e=$( (echo "$1" > "$2") 2>&1 ); do
+		case "$_e" in
+		*busy*) _n=$((_n + 1)) ;;
+		*) _n=100 ;;
+		esac
+		if [ $_n -ge 100 ]; then
+			echo "bench damon: writing '$1' to ${2#$D/} failed: $_e"
+			damon_err=1
+			return 1
+		fi
+		sleep 0.01
+	done
+	[ $_n -eq 0 ] || echo "bench damon: ${2#$D/} was busy $_n times"
+}
+
+# Set up DAMON kdamond $1 to watch node $2 and apply $3 towards node $4;
+# it is started apart (damon_write on > $D/$1/state).
 damon_kdamond() {
 	K=$D/$1/contexts
-	echo 1 > $K/nr_contexts
-	echo paddr > $K/0/operations
-	echo 5000 > $K/0/monitoring_attrs/intervals/sample_us
-	echo 100000 > $K/0/monitoring_attrs/intervals/aggr_us
-	echo 1000000 > $K/0/monitoring_attrs/intervals/update_us
-	echo 10 > $K/0/monitoring_attrs/nr_regions/min
-	echo 1000 > $K/0/monitoring_attrs/nr_regions/max
-	echo 1 > $K/0/targets/nr_targets
-	echo 1 > $K/0/targets/0/regions/nr_regions
+	damon_write 1 $K/nr_contexts
+	damon_write paddr $K/0/operations
+	damon_write 5000 $K/0/monitoring_attrs/intervals/sample_us
+	damon_write 100000 $K/0/monitoring_attrs/intervals/aggr_us
+	damon_write 1000000 $K/0/monitoring_attrs/intervals/update_us
+	damon_write 10 $K/0/monitoring_attrs/nr_regions/min
+	damon_write 1000 $K/0/monitoring_attrs/nr_regions/max
+	damon_write 1 $K/0/targets/nr_targets
+	damon_write 1 $K/0/targets/0/regions/nr_regions
 	set -- "$@" $(node_range "$2")
 	echo "bench damon kdamond $1: $3 of node $2 [$5, $6) to node $4"
-	echo "$6" > $K/0/targets/0/regions/0/end
-	echo "$5" > $K/0/targets/0/regions/0/start
-	echo 1 > $K/0/schemes/nr_schemes
+	damon_write "$6" $K/0/targets/0/regions/0/end
+	damon_write "$5" $K/0/targets/0/regions/0/start
+	damon_write 1 $K/0/schemes/nr_schemes
 	S=$K/0/schemes/0
-	echo "$3" > $S/action
-	echo "$4" > $S/target_nid
+	damon_write "$3" $S/action
+	damon_write "$4" $S/target_nid
 	# Every range defaults to [0, 0].
-	echo 4096 > $S/access_pattern/sz/min
-	echo 4294967295 > $S/access_pattern/sz/max
-	echo 4294967295 > $S/access_pattern/age/max
+	damon_write 4096 $S/access_pattern/sz/min
+	damon_write 4294967295 $S/access_pattern/sz/max
+	damon_write 4294967295 $S/access_pattern/age/max
 	if [ "$3" = migrate_hot ]; then
-		echo 1 > $S/access_pattern/nr_accesses/min
-		echo 4294967295 > $S/access_pattern/nr_accesses/max
+		damon_write 1 $S/access_pattern/nr_accesses/min
+		damon_write 4294967295 $S/access_pattern/nr_accesses/max
 	else
-		echo 0 > $S/access_pattern/nr_accesses/max
-		echo 10 > $S/access_pattern/age/min
+		damon_write 0 $S/access_pattern/nr_accesses/max
+		damon_write 10 $S/access_pattern/age/min
 	fi
 	# As DAMON's own tiering example (damo's) does: promote only pages
 	# that are young, demote none that is (the filter checks and clears
@@ -117,32 +146,31 @@ damon_kdamond() {
 	# idle as a whole is demoted with the pages in it that are in use.
 	# (nr_filters makes the directories anew: write it once.)
 	if [ -n "${tier_damon_memcg:-}" ]; then
-		echo 2 > $S/filters/nr_filters
+		damon_write 2 $S/filters/nr_filters
 	else
-		echo 1 > $S/filters/nr_filters
+		damon_write 1 $S/filters/nr_filters
 	fi
-	echo young > $S/filters/0/type
+	damon_write young $S/filters/0/type
 	if [ "$3" = migrate_hot ]; then
-		echo N > $S/filters/0/matching
+		damon_write N $S/filters/0/matching
 	else
-		echo Y > $S/filters/0/matching
+		damon_write Y $S/filters/0/matching
 	fi
 	if [ -n "${tier_damon_memcg:-}" ]; then
-		echo memcg > $S/filters/1/type
-		echo "$tier_damon_memcg" > $S/filters/1/memcg_path
+		damon_write memcg $S/filters/1/type
+		damon_write "$tier_damon_memcg" $S/filters/1/memcg_path
 		# Filter out what does not match: other cgroups' pages.
-		echo N > $S/filters/1/matching
+		damon_write N $S/filters/1/matching
 	fi
 	# The same rate limit as htmm's default, 1 GiB/s.
-	echo 1073741824 > $S/quotas/bytes
-	echo 1000 > $S/quotas/reset_interval_ms
-	echo on > $D/$1/state
+	damon_write 1073741824 $S/quotas/bytes
+	damon_write 1000 $S/quotas/reset_interval_ms
 }
 
 # The DAMON schemes' statistics, one "bench damon" line per kdamond.
 damon_stats() {
 	for k in 0 1; do
-		echo update_schemes_stats > $D/$k/state
+		damon_write update_schemes_stats $D/$k/state
 		S=$D/$k/contexts/0/schemes/0
 		echo "bench damon kdamond $k state $(cat $D/$k/state)" \
 			"tried $(cat $S/stats/sz_tried) applied $(cat $S/stats/sz_applied)" \
@@ -158,9 +186,13 @@ tier_setup() {
 		echo 2 > /proc/sys/kernel/numa_balancing
 		echo true > /sys/kernel/mm/numa/demotion_enabled ;;
 	damon)
-		echo 2 > $D/nr_kdamonds
+		damon_err=
+		damon_write 2 $D/nr_kdamonds
 		damon_kdamond 0 1 migrate_hot 0
-		damon_kdamond 1 0 migrate_cold 1 ;;
+		damon_kdamond 1 0 migrate_cold 1
+		damon_write on $D/0/state
+		damon_write on $D/1/state
+		[ -z "$damon_err" ] ;;
 	htmm-abit|htmm-inject|htmm-split|htmm-nosplit|htmm-epebs|htmm-epebs-nosplit)
 		case "$1" in
 		htmm-abit) tier_htmm_write htmm_sampler abit ;;
@@ -186,8 +218,11 @@ tier_teardown() {
 	echo 0 > /proc/sys/kernel/numa_balancing
 	echo false > /sys/kernel/mm/numa/demotion_enabled
 	if [ "$(cat $D/nr_kdamonds)" != 0 ]; then
-		for k in 0 1; do echo off > $D/$k/state; done
-		echo 0 > $D/nr_kdamonds
+		for k in 0 1; do
+			[ "$(cat $D/$k/state 2> /dev/null)" = on ] &&
+				damon_write off $D/$k/state
+		done
+		damon_write 0 $D/nr_kdamonds
 	fi
 	if [ -f "$1/memory.htmm_enabled" ]; then
 		echo disabled > "$1/memory.htmm_enabled"
