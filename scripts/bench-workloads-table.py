@@ -176,7 +176,7 @@ def do_csv(a):
                   file=sys.stderr)
         # A diagnosis run (traced, or with tunables of its own) is not a
         # cell of the table: kept apart as well, and the cell runs anyway.
-        elif any(l.startswith(('bench trace', 'bench htmm_set')) for l in lines):
+        elif any(l.startswith(('bench trace', 'bench htmm_set', 'bench irq_cpus')) for l in lines):
             name += '.diag'
             print('%s: a diagnosis run (bench_trace or bench_htmm_set), kept '
                   'as %s, out of the table' % (a.log, name), file=sys.stderr)

@@ -15,7 +15,16 @@ mkdir -p "$LOGS"
 rm -f "$LOGS"/*.tap "$LOGS"/console*.log "$LOGS"/results*.log
 start=$(date +%s)
 
+# Host CPU seconds (user and system) of the processes this script has
+# waited for so far; per step, against its wall time, how much of the
+# machine's cores the step kept busy (where a step could run beside
+# another).
+children_cpu() {
+	sed 's/.*) //' /proc/$$/stat | awk -v hz="$(getconf CLK_TCK)" '{ printf "%d\n", ($14 + $15) / hz }'
+}
+
 build_debug_kernel "$LOGS"
+echo "# host CPU of the build $(children_cpu) s"
 
 initrd=$BUILD/initramfs-test.cpio
 "$HTMM_TOP/scripts/mkinitramfs.sh" "$initrd" > "$LOGS/initramfs.log" 2>&1 ||
@@ -25,13 +34,13 @@ expect+=",lru_gen,htmm_enforce_test_classic_lru,htmm_migrate_test_classic_lru,ht
 [ -f "$HTMM_TOP/tools/tierbench/guest-smoke.sh" ] && expect+=",tierbench"
 
 echo "# booting the debug kernel in the two-tier guest (deadline ${GUEST_TIMEOUT} s)"
-vmstart=$(date +%s)
+vmstart=$(date +%s) vmcpu=$(children_cpu)
 "$HTMM_TOP/scripts/run-vm.sh" --fast "$TEST_FAST_MB" --kernel "$BUILD/kernel-debug/arch/x86/boot/bzImage" \
 	--initrd "$initrd" --append "guest_job=tests page_owner=on htmm=on" \
 	--console "$LOGS/console.log" --results "$LOGS/results.log" \
 	--timeout "$GUEST_TIMEOUT" > /dev/null
 qrc=$?
-echo "# guest ran $(( $(date +%s) - vmstart )) s; total $(( $(date +%s) - start )) s; logs in $LOGS"
+echo "# guest ran $(( $(date +%s) - vmstart )) s (host CPU $(( $(children_cpu) - vmcpu )) s); total $(( $(date +%s) - start )) s; logs in $LOGS"
 # Per suite: its time, and node 0's free memory before it.
 grep -a -h "^# htmm-time:\|^# htmm-mem:" "$LOGS/results.log" 2>/dev/null
 # The ten slowest tests of the main guest (scripts/guest/run-tests.sh).
@@ -57,7 +66,7 @@ echo "# guest without htmm=on ran $(( $(date +%s) - vmstart )) s"
 # numa_balancing_coexists failed once: see the README.)
 soak_seed=${SOAK_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 echo "# soak seed $soak_seed (replay: scripts/soak.sh --minutes 3 --seed $soak_seed); the host-side suites beside it"
-vmstart=$(date +%s)
+vmstart=$(date +%s) vmcpu=$(children_cpu)
 rm -f "$LOGS/soak.rc"
 ("$HTMM_TOP/scripts/run-vm.sh" --fast "$TEST_FAST_MB" --kernel "$BUILD/kernel-debug/arch/x86/boot/bzImage" \
 	--initrd "$initrd" \
@@ -97,12 +106,12 @@ wlcpio=$?
 
 wait "$soakpid"
 read -r soakrc soakend < "$LOGS/soak.rc" 2>/dev/null || soakrc=1 soakend=$(date +%s)
-echo "# soak guest ran $(( soakend - vmstart )) s; host-side suites and soak $(( $(date +%s) - vmstart )) s"
+echo "# soak guest ran $(( soakend - vmstart )) s; host-side suites and soak $(( $(date +%s) - vmstart )) s (host CPU $(( $(children_cpu) - vmcpu )) s)"
 grep -a "^soak: " "$LOGS/results-soak.log" 2>/dev/null
 
 # Emulated PEBS: the same kernel under the QEMU plugin, whose samples
 # reach the guest's relay through a virtio port (scripts/guest/epebs.sh).
-vmstart=$(date +%s)
+vmstart=$(date +%s) vmcpu=$(children_cpu)
 epebsrc=1
 rm -f "$LOGS/epebs.plugin"
 if so=$("$HTMM_TOP/scripts/build-plugin.sh" 2> "$LOGS/plugin-build.log"); then
@@ -117,7 +126,7 @@ if so=$("$HTMM_TOP/scripts/build-plugin.sh" 2> "$LOGS/plugin-build.log"); then
 else
 	cat "$LOGS/plugin-build.log"
 fi
-echo "# emulated-PEBS guest ran $(( $(date +%s) - vmstart )) s"
+echo "# emulated-PEBS guest ran $(( $(date +%s) - vmstart )) s (host CPU $(( $(children_cpu) - vmcpu )) s)"
 sed 's/^/# plugin: /' "$LOGS/epebs.plugin" 2>/dev/null
 # The relay brackets its own work with the plugin's marks, which leave
 # that work out of the modelled time: the probe's window must have some.
@@ -152,7 +161,7 @@ hosts+=(--host "$LOGS/epebs-model.tap")
 # has less to lock before each of the 24 runs that use it.  A workload
 # killed by a signal leaves its registers on the console
 # (print-fatal-signals).
-vmstart=$(date +%s)
+vmstart=$(date +%s) vmcpu=$(children_cpu)
 wlrc=1
 if [ "$wlcpio" = 0 ]; then
 	cat "$initrd" "$BUILD/workloads.cpio" > "$BUILD/initramfs-test-workloads.cpio"
@@ -165,7 +174,7 @@ if [ "$wlcpio" = 0 ]; then
 else
 	tail -20 "$LOGS/initramfs.log"
 fi
-echo "# workloads guest ran $(( $(date +%s) - vmstart )) s"
+echo "# workloads guest ran $(( $(date +%s) - vmstart )) s (host CPU $(( $(children_cpu) - vmcpu )) s)"
 grep -a "^# htmm-time: htmm_workloads" "$LOGS/results-workloads.log" 2>/dev/null
 
 

@@ -10,6 +10,8 @@
 #   bench_mb=MB        each workload's footprint (default 300)
 #   bench_work=X       each workload's amount of work (default 1)
 #   bench_work_W=X     workload W's amount of work, instead of bench_work
+#   bench_irq_cpus=L   (diagnosis) every interrupt's affinity set to CPU
+#                      list L before the runs, where the kernel allows it
 #   bench_trace=S      every S seconds of a run, from the workload's start,
 #                      a "bench trace" line: the cgroup's per-node KiB and
 #                      its memory.htmm_stat's placement keys (diagnosis)
@@ -52,6 +54,15 @@ echo always > /sys/kernel/mm/transparent_hugepage/enabled
 # No new boosts; setting the watermarks again clears the current ones.
 echo 0 > /proc/sys/vm/watermark_boost_factor
 echo 8192 > /proc/sys/vm/min_free_kbytes
+irq_cpus=
+if [ -n "${bench_irq_cpus:-}" ]; then
+	n=0 all=0
+	for f in /proc/irq/[0-9]*/smp_affinity_list; do
+		all=$((all + 1))
+		echo "$bench_irq_cpus" > "$f" 2> /dev/null && n=$((n + 1))
+	done
+	irq_cpus="$bench_irq_cpus: $n of $all interrupts"
+fi
 
 start_filler() {
 	boost0=$(node0_kb boost)
@@ -84,6 +95,27 @@ cg_thp() {
 
 vmstat_snap() {
 	grep -E '^(pgmigrate_success|pgpromote_success|pgdemote_kswapd|pgdemote_direct|pgdemote_khugepaged|htmm_nr_promoted|htmm_nr_demoted) ' /proc/vmstat > "$1"
+	irq_snap "$1.irq"
+}
+
+# Per interrupt, its count on CPU 0 and on CPU 1 (a one-CPU guest: 0),
+# as "NAME CPU0 CPU1"; NAME is the number, or the name of a per-CPU one.
+irq_snap() {
+	awk 'NR > 1 && $1 ~ /:$/ { n = $1; sub(":", "", n)
+	     print n, $2 + 0, ($3 ~ /^[0-9]+$/ ? $3 : 0) }' /proc/interrupts > "$1"
+}
+
+# The interrupts each CPU took between snapshots $1 and $2, where either
+# count moved, as "bench irq NAME CPU0 CPU1 DESCRIPTION": which CPU the
+# emulated PEBS's port, the timers and the TLB shootdowns interrupted.
+irq_delta() {
+	awk 'NR == FNR { a[$1] = $2; b[$1] = $3; next }
+	     ($2 - a[$1]) + ($3 - b[$1]) > 0 { print $1, $2 - a[$1], $3 - b[$1] }' \
+		"$1" "$2" | while read -r n c0 c1; do
+		echo "bench irq $n $c0 $c1 $(awk -v n="$n:" '$1 == n {
+			for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) ;
+			for (; i <= NF; i++) printf "%s ", $i }' /proc/interrupts)"
+	done
 }
 
 # Start workload $1 in cgroup $2, output in /tmp/wl.out; pid in $wpid.
@@ -206,6 +238,7 @@ run_one() {
 	free_end=''
 	eval "wk=\${bench_work_$1:-\$work}"
 	echo "bench run workload $1 config $2 ratio $ratio mb $mb work $wk budget_kb $budget_kb"
+	[ -z "$irq_cpus" ] || echo "bench irq_cpus $irq_cpus"
 	tier_damon_memcg=/wl-$1-$2
 	if ! tier_setup "$2" "$cg" "${budget_kb}K"; then
 		echo "bench setup of $2 failed"
@@ -244,12 +277,13 @@ run_one() {
 	sed 's/^/bench /' /tmp/wl.out
 	if [ -f /tmp/vm1 ]; then
 		awk 'NR == FNR { a[$1] = $2; next } { print "bench vmstat", $1, $2 - a[$1] }' /tmp/vm0 /tmp/vm1
+		irq_delta /tmp/vm0.irq /tmp/vm1.irq
 		for t in ksamplingd kmigraterd kdamond kswapd; do
 			echo "bench cpu_ms $t $(rec_ms $t "$from")"
 		done
 		echo "bench record_rows $(($(wc -l < $REC) - 1))"
 	fi
-	rm -f /tmp/vm0 /tmp/vm1
+	rm -f /tmp/vm0 /tmp/vm1 /tmp/vm0.irq /tmp/vm1.irq
 	[ "$2" = damon ] && damon_stats
 	case "$2" in htmm-*) sed 's/^/bench htmm_stat /' "$cg/memory.htmm_stat" ;; esac
 	if [ -n "$srv" ]; then

@@ -126,7 +126,7 @@ function check(w, c,    k, why, d) {
 $1 != "bench" { next }
 $2 == "run" && $3 == "workload" { k = $4 SUBSEP $6; seen[k] = 1; bud[k] = $14; n0[k] = n1[k] = 0; nl[k] = 0; next }
 # The last lines of a run but its statistics, to say why if it fails.
-$2 !~ /^(vmstat|cpu_ms|htmm_stat|trace|record_rows|damon|run|filler|boost_kb|node0_free_end_kb|nodes_begin_kb|thp_begin_kb|thp_end_kb)$/ && !($2 == "wl" && $3 == "result") {
+$2 !~ /^(vmstat|irq|cpu_ms|htmm_stat|trace|record_rows|damon|run|filler|boost_kb|node0_free_end_kb|nodes_begin_kb|thp_begin_kb|thp_end_kb)$/ && !($2 == "wl" && $3 == "result") {
 	tl[k, nl[k]++ % 8] = $0
 }
 $2 == "run" && $3 == "end" { ended[k] = 1 }
