@@ -109,13 +109,14 @@ irq_snap() {
 # count moved, as "bench irq NAME CPU0 CPU1 DESCRIPTION": which CPU the
 # emulated PEBS's port, the timers and the TLB shootdowns interrupted.
 irq_delta() {
-	awk 'NR == FNR { a[$1] = $2; b[$1] = $3; next }
-	     ($2 - a[$1]) + ($3 - b[$1]) > 0 { print $1, $2 - a[$1], $3 - b[$1] }' \
-		"$1" "$2" | while read -r n c0 c1; do
-		echo "bench irq $n $c0 $c1 $(awk -v n="$n:" '$1 == n {
-			for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) ;
-			for (; i <= NF; i++) printf "%s ", $i }' /proc/interrupts)"
-	done
+	awk 'FILENAME == ARGV[1] { a[$1] = $2; b[$1] = $3; next }
+	     FILENAME == ARGV[2] { c0[$1] = $2 - a[$1]; c1[$1] = $3 - b[$1]; next }
+	     { n = $1; sub(":", "", n) }
+	     n in c0 && c0[n] + c1[n] > 0 {
+		for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) ;
+		d = ""
+		for (; i <= NF; i++) d = d " " $i
+		print "bench irq", n, c0[n], c1[n] d }' "$1" "$2" /proc/interrupts
 }
 
 # Start workload $1 in cgroup $2, output in /tmp/wl.out; pid in $wpid.
