@@ -178,7 +178,7 @@ def do_csv(a):
         # cell of the table: kept apart as well, and the cell runs anyway.
         elif any(l.startswith(('bench trace', 'bench htmm_set', 'bench irq_cpus')) for l in lines):
             name += '.diag'
-            print('%s: a diagnosis run (bench_trace or bench_htmm_set), kept '
+            print('%s: a diagnosis run (bench_trace, bench_htmm_set or bench_irq_cpus), kept '
                   'as %s, out of the table' % (a.log, name), file=sys.stderr)
         with open(os.path.join(a.out, name), 'w', newline='') as f:
             wr = csv.DictWriter(f, FIELDS, extrasaction='ignore')
