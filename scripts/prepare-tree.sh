@@ -39,7 +39,11 @@ import_pristine() {
 		tar -C "$KSRC" --exclude=.git -cf - . | tar -C "$SRC" -xf -
 	else
 		[ -f "$KTARBALL" ] || die "$KTARBALL not found: install linux-source-6.12 or set KSRC"
-		tar -C "$SRC" --strip-components=1 -xf "$KTARBALL"
+		case "$KTARBALL" in
+		# Debian's tarball has 62 xz blocks: one thread a core.
+		*.xz) xz -T0 -dc "$KTARBALL" | tar -C "$SRC" --strip-components=1 -xf - ;;
+		*) tar -C "$SRC" --strip-components=1 -xf "$KTARBALL" ;;
+		esac
 	fi
 	[ ! -f "$SRC/.config" ] || die "the source tree has a .config; run 'make mrproper' in it first"
 	gitq init -q
