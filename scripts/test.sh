@@ -33,8 +33,8 @@ expect=$(cd "$BUILD/selftests" && ls -- *_test 2>/dev/null | paste -sd, -)
 expect+=",lru_gen,htmm_enforce_test_classic_lru,htmm_migrate_test_classic_lru,htmm_cli"
 [ -f "$HTMM_TOP/tools/tierbench/guest-smoke.sh" ] && expect+=",tierbench"
 
-# Beside the main guest, at nice 19: the guest without htmm=on, the
-# build of the workloads guest's programs and the workloads guest.  The
+# Beside the main guest, at nice 19: the build of the workloads guest's
+# programs and the workloads guest.  The
 # main guest keeps one vCPU busy and leaves about 0.7 of the host's two
 # cores idle (1424 s of host CPU in 1113 s, clean run of 99f91fe); these
 # take that time.  At nice 19 they get 15/1039 of a core the main guest
@@ -42,13 +42,6 @@ expect+=",lru_gen,htmm_enforce_test_classic_lru,htmm_migrate_test_classic_lru,ht
 rm -f "$LOGS/beside.rc"
 (
 	me=$BASHPID t=$(date +%s)
-	# Without htmm=on htmm is off: the same kernel once more, only for that.
-	nice -n 19 "$HTMM_TOP/scripts/run-vm.sh" --fast "$TEST_FAST_MB" \
-		--kernel "$BUILD/kernel-debug/arch/x86/boot/bzImage" \
-		--initrd "$initrd" --append "guest_job=tests page_owner=on kunit.enable=0 htmm_tests=htmm_off_test" \
-		--console "$LOGS/console-off.log" --results "$LOGS/results-off.log" \
-		--timeout 900 > /dev/null
-	offrc=$? toff=$(( $(date +%s) - t ))
 	nice -n 19 "$HTMM_TOP/scripts/mkinitramfs.sh" --workloads "$BUILD/workloads.cpio" \
 		>> "$LOGS/initramfs.log" 2>&1
 	wlcpio=$? wlrc=1
@@ -74,8 +67,7 @@ rm -f "$LOGS/beside.rc"
 		wlrc=$?
 	fi
 	end=$(date +%s)
-	echo "$wlcpio $wlrc $offrc $toff $(( end - t - toff )) $end $(children_cpu "$me")" \
-		> "$LOGS/beside.rc"
+	echo "$wlcpio $wlrc $(( end - t )) $end $(children_cpu "$me")" > "$LOGS/beside.rc"
 ) &
 besidepid=$!
 
@@ -97,15 +89,15 @@ grep -a "^# htmm-test-time: " "$LOGS/results.log" 2>/dev/null |
 
 # The guests beside the main guest.
 wait "$besidepid"
-read -r wlcpio wlrc offrc toff tw tend bcpu < "$LOGS/beside.rc" 2> /dev/null ||
-	{ wlcpio=1 wlrc=1 offrc=1 toff=0 tw=0 tend=$(date +%s) bcpu=0; }
-echo "# beside the main guest (nice 19): guest without htmm=on ${toff} s, workloads guest with its build ${tw} s, host CPU ${bcpu} s; done $(( tend - vmstart - mainwall )) s after the main guest"
+read -r wlcpio wlrc tw tend bcpu < "$LOGS/beside.rc" 2> /dev/null ||
+	{ wlcpio=1 wlrc=1 tw=0 tend=$(date +%s) bcpu=0; }
+echo "# beside the main guest (nice 19): workloads guest with its build ${tw} s, host CPU ${bcpu} s; done $(( tend - vmstart - mainwall )) s after the main guest"
 [ "$wlcpio" = 0 ] || tail -20 "$LOGS/initramfs.log"
 grep -a "^# htmm-time: htmm_workloads" "$LOGS/results-workloads.log" 2>/dev/null
 
 # Three minutes of the soak (scripts/soak.sh), with a printed seed.  The
-# host-side suites (most of their time is checkpatch and the series' git
-# am) run beside it: the soak's length is fixed and its checks do not
+# guest without htmm=on and the host-side suites (most of their time is
+# checkpatch and the series' git am) run beside it: the soak's length is fixed and its checks do not
 # depend on its pace.  (With the host-side suites beside the main guest
 # at nice 0, converge_abit took 104 s instead of 16; with all the other
 # guests beside it at nice 0, numa_balancing_coexists failed once: see
@@ -113,7 +105,7 @@ grep -a "^# htmm-time: htmm_workloads" "$LOGS/results-workloads.log" 2>/dev/null
 soak_seed=${SOAK_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 echo "# soak seed $soak_seed (replay: scripts/soak.sh --minutes 3 --seed $soak_seed); the host-side suites beside it"
 vmstart=$(date +%s) vmcpu=$(children_cpu)
-rm -f "$LOGS/soak.rc"
+rm -f "$LOGS/soak.rc" "$LOGS/off.rc"
 ("$HTMM_TOP/scripts/run-vm.sh" --fast "$TEST_FAST_MB" --kernel "$BUILD/kernel-debug/arch/x86/boot/bzImage" \
 	--initrd "$initrd" \
 	--append "guest_job=soak page_owner=on htmm=on kunit.enable=0 htmm_soak_seed=$soak_seed htmm_soak_seconds=180" \
@@ -121,6 +113,16 @@ rm -f "$LOGS/soak.rc"
 	--timeout 1080 > /dev/null
  echo "$? $(date +%s)" > "$LOGS/soak.rc") &
 soakpid=$!
+# Without htmm=on htmm is off: the same kernel once more, only for that.
+(
+	t=$(date +%s)
+	"$HTMM_TOP/scripts/run-vm.sh" --fast "$TEST_FAST_MB" --kernel "$BUILD/kernel-debug/arch/x86/boot/bzImage" \
+		--initrd "$initrd" --append "guest_job=tests page_owner=on kunit.enable=0 htmm_tests=htmm_off_test" \
+		--console "$LOGS/console-off.log" --results "$LOGS/results-off.log" \
+		--timeout 600 > /dev/null
+	echo "$? $(( $(date +%s) - t ))" > "$LOGS/off.rc"
+) &
+offpid=$!
 
 # Host-side suites, each writing TAP.
 hosts=()
@@ -146,8 +148,10 @@ if [ -f "$HTMM_TOP/tools/tierbench/Makefile" ]; then
 	hosts+=(--host "$LOGS/tierbench-host.tap")
 fi
 
-wait "$soakpid"
+wait "$soakpid" "$offpid"
 read -r soakrc soakend < "$LOGS/soak.rc" 2>/dev/null || soakrc=1 soakend=$(date +%s)
+read -r offrc toff < "$LOGS/off.rc" 2>/dev/null || offrc=1 toff=0
+echo "# guest without htmm=on ran $toff s beside the soak"
 echo "# soak guest ran $(( soakend - vmstart )) s; host-side suites and soak $(( $(date +%s) - vmstart )) s (host CPU $(( $(children_cpu) - vmcpu )) s)"
 grep -a "^soak: " "$LOGS/results-soak.log" 2>/dev/null
 
