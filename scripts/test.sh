@@ -34,11 +34,12 @@ expect+=",lru_gen,htmm_enforce_test_classic_lru,htmm_migrate_test_classic_lru,ht
 [ -f "$HTMM_TOP/tools/tierbench/guest-smoke.sh" ] && expect+=",tierbench"
 
 # Beside the main guest, at nice 19: the build of the workloads guest's
-# programs and the workloads guest.  The
-# main guest keeps one vCPU busy and leaves about 0.7 of the host's two
-# cores idle (1424 s of host CPU in 1113 s, clean run of 99f91fe); these
-# take that time.  At nice 19 they get 15/1039 of a core the main guest
-# wants.  Their own checks do not depend on their pace.
+# programs and the workloads guest.  The main guest keeps one vCPU busy
+# and leaves about 0.7 of the host's two cores idle (1424 s of host CPU
+# in 1113 s, clean run of 99f91fe); these take that time.  At nice 19
+# they get 15/1039 of a core the main guest wants.  Their own checks do
+# not depend on their pace; three of the main guest's did (see the
+# README).
 rm -f "$LOGS/beside.rc"
 (
 	me=$BASHPID t=$(date +%s)
@@ -97,8 +98,8 @@ grep -a "^# htmm-time: htmm_workloads" "$LOGS/results-workloads.log" 2>/dev/null
 
 # Three minutes of the soak (scripts/soak.sh), with a printed seed.  The
 # guest without htmm=on and the host-side suites (most of their time is
-# checkpatch and the series' git am) run beside it: the soak's length is fixed and its checks do not
-# depend on its pace.  (With the host-side suites beside the main guest
+# checkpatch and the series' git am) run beside it: the soak's length is
+# fixed and its checks do not depend on its pace.  (With the host-side suites beside the main guest
 # at nice 0, converge_abit took 104 s instead of 16; with all the other
 # guests beside it at nice 0, numa_balancing_coexists failed once: see
 # the README.)
