@@ -27,9 +27,12 @@
 # 8 MiB: THP's recommended value (about 70 MiB here) spaces node 0's
 # watermarks about 6 MiB apart, a third of the 1:16 budget, which
 # first-touch and DAMON allocations may dip into and NUMA balancing,
-# which promotes only above the high watermark, may not.  The filler
-# starts afresh for each run, as the kernel's own allocations on node 0
-# (cgroups, page tables) add up over many runs.  Watermark boosting is off
+# which promotes only above the high watermark, may not.  Where several
+# runs share a boot, one filler serves them: before each run it gives
+# back what the kernel's own allocations on node 0 (cgroups, page tables,
+# files) took since, and locks what was freed (SIGUSR1), as a new filler
+# would; starting a new one took about 5 s of a 15 s quick run on the
+# debug kernel, exiting it more.  Watermark boosting is off
 # (vm.watermark_boost_factor=0): after a fragmenting fallback the kernel
 # raises a zone's watermarks by a pageblock at a time, up to 1.5 times the
 # high watermark (about 5.6 MiB on node 0 here), until kswapd next runs.
@@ -49,7 +52,7 @@ ratio=${bench_ratio:-8}
 mb=${bench_mb:-300}
 work=${bench_work:-1}
 budget_kb=$((mb * 1024 / (1 + ratio)))
-fill=
+fill= fill_leave= filled=
 echo always > /sys/kernel/mm/transparent_hugepage/enabled
 # No new boosts; setting the watermarks again clears the current ones.
 echo 0 > /proc/sys/vm/watermark_boost_factor
@@ -67,15 +70,23 @@ fi
 start_filler() {
 	boost0=$(node0_kb boost)
 	leave=$((budget_kb + $(node0_kb high)))
-	$B/filler --node 0 --leave-kb $leave > /tmp/filler.out 2>&1 &
-	fill=$!
+	filled=1
+	if [ -n "$fill" ] && [ "$leave" = "$fill_leave" ] && kill -0 $fill 2> /dev/null; then
+		n=$(grep -c '^filler' /tmp/filler.out)
+		kill -USR1 $fill
+	else
+		stop_filler
+		n=0
+		$B/filler --node 0 --leave-kb $leave > /tmp/filler.out 2>&1 &
+		fill=$! fill_leave=$leave
+	fi
 	i=0
-	until grep -q '^filler' /tmp/filler.out || ! kill -0 $fill 2> /dev/null ||
-	      [ $i -ge 3000 ]; do
+	until [ "$(grep -c '^filler' /tmp/filler.out)" -gt $n ] ||
+	      ! kill -0 $fill 2> /dev/null || [ $i -ge 3000 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
-	echo "bench filler leave_kb $leave $(cat /tmp/filler.out)"
+	echo "bench filler leave_kb $leave $(tail -n 1 /tmp/filler.out)"
 	# Free blocks of node 0 by order (0..10), for the huge pages left.
 	[ -n "${bench_trace:-}" ] &&
 		echo "bench trace buddy_node0 $(awk '$2 == "0," { for (i = 5; i <= NF; i++) a[i] += $i }
@@ -210,19 +221,23 @@ start_trace() {
 	trpid=$!
 }
 
+stop_filler() {
+	[ -n "$fill" ] || return 0
+	kill "$fill"
+	wait "$fill"
+	fill=
+}
+
 # The end of a run in cgroup $1, also of one whose setup failed: the
-# configuration torn down, the cgroup and the filler gone, so that the
-# next run starts from the same state.
+# configuration torn down and the cgroup gone, so that the next run
+# starts from the same state (the filler is leveled again before it).
 end_run() {
 	tier_teardown "$1"
 	[ -n "$trpid" ] && kill "$trpid" 2> /dev/null
 	rmdir "$1"
-	if [ -n "$fill" ]; then
+	if [ -n "$filled" ]; then
 		echo "bench boost_kb $boost0 $(node0_kb boost)"
 		echo "bench node0_free_end_kb $free_end"
-		kill "$fill"
-		wait "$fill"
-		fill=
 	fi
 	echo "bench run end"
 }
@@ -230,9 +245,22 @@ end_run() {
 # One run: workload $1 under configuration $2.  The snapshots are taken
 # while the workload is stopped at the start and at the end of its
 # measured phase.
+# Uptime in centiseconds (a builtin read, no fork).
+ucs() {
+	read -r up _ < /proc/uptime
+	up=${up%.*}${up#*.}
+	echo $((10#$up))
+}
+
 run_one() {
 	case "$1" in *[!a-z0-9]*) echo "bench: bad workload name '$1'"; return 1 ;; esac
-	[ "$2" = all-fast ] || start_filler
+	ph0=$(ucs) ph1= ph2= ph3= filled=
+	if [ "$2" = all-fast ]; then
+		stop_filler
+	else
+		start_filler
+	fi
+	phf=$(ucs)
 	cg=/sys/fs/cgroup/wl-$1-$2
 	mkdir -p "$cg"
 	srv='' trpid=''
@@ -250,9 +278,11 @@ run_one() {
 	mkfifo /tmp/wl.fifo
 	exec 3<> /tmp/wl.fifo
 	export WL_FIFO=/tmp/wl.fifo
+	ph1=$(ucs)
 	start_workload "$1" "$cg" || return 1
 	start_trace "$cg"
 	if wl_sync begin; then
+		ph2=$(ucs)
 		vmstat_snap /tmp/vm0
 		echo "bench nodes_begin_kb $(cg_nodes "$cg")"
 		echo "bench thp_begin_kb $(cg_thp "$cg")"
@@ -260,6 +290,7 @@ run_one() {
 		from=$(date +%s)
 		kill -CONT $wpid
 		if wl_sync end; then
+			ph3=$(ucs)
 			rec_stop
 			vmstat_snap /tmp/vm1
 			echo "bench nodes_end_kb $(cg_nodes "$cg")"
@@ -292,6 +323,20 @@ run_one() {
 		wait "$srv"
 	fi
 	end_run "$cg"
+	phases "$ph0" "$ph1" "$ph2" "$ph3" "$(ucs)" "$phf"
+}
+
+# Where a run's time went, in seconds of guest time: the filler (at $6)
+# and the configuration's setup; the workload's start and its data (to
+# "begin"); the measured phase; the statistics and teardown after it.
+phases() {
+	[ -n "$3" ] && [ -n "$4" ] || return 0
+	echo "bench phases_s setup $(cs $1 $2) load $(cs $2 $3) measured $(cs $3 $4) after $(cs $4 $5) of_setup_filler $(cs $1 $6)"
+}
+
+cs() {
+	d=$(($2 - $1))
+	echo "$((d / 100)).$((d / 10 % 10))"
 }
 
 echo "bench workloads rootfs $(awk '$2 == "/" { print $3 }' /proc/mounts) initramfs_kb $(du -sk -x / 2>/dev/null | cut -f1) node0_free_kb $(awk '/MemFree/ { print $4 }' /sys/devices/system/node/node0/meminfo) thp $(cat /sys/kernel/mm/transparent_hugepage/enabled) min_free_kbytes $(cat /proc/sys/vm/min_free_kbytes)"
@@ -300,4 +345,5 @@ for c in ${bench_configs:-all-fast}; do
 		run_one "$w" "$c"
 	done
 done
+stop_filler
 echo "bench workloads end"

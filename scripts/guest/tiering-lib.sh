@@ -22,6 +22,10 @@
 # "/wl"), DAMON's schemes get a memcg filter: they act on that cgroup's
 # pages only, as htmm does, and never move other memory of the node (a
 # filler's mlocked pages are cold and movable).
+# DAMON samples every $tier_damon_sample_us (default 5000) and aggregates
+# every $tier_damon_aggr_us (default 100000), DAMON's own defaults; the
+# workloads test suite, which checks that DAMON runs and not how well,
+# makes both five times longer (scripts/guest/workloads-test.sh).
 # With bench_htmm_set ("NAME:VALUE,NAME:VALUE", from the guest's command
 # line), the htmm configurations also set those files of
 # /sys/kernel/mm/htmm (e.g. ksampled_soft_cpu_quota:300), a diagnosis
@@ -114,15 +118,15 @@ damon_kdamond() {
 	K=$D/$1/contexts
 	damon_write 1 $K/nr_contexts
 	damon_write paddr $K/0/operations
-	damon_write 5000 $K/0/monitoring_attrs/intervals/sample_us
-	damon_write 100000 $K/0/monitoring_attrs/intervals/aggr_us
+	damon_write "${tier_damon_sample_us:-5000}" $K/0/monitoring_attrs/intervals/sample_us
+	damon_write "${tier_damon_aggr_us:-100000}" $K/0/monitoring_attrs/intervals/aggr_us
 	damon_write 1000000 $K/0/monitoring_attrs/intervals/update_us
 	damon_write 10 $K/0/monitoring_attrs/nr_regions/min
 	damon_write 1000 $K/0/monitoring_attrs/nr_regions/max
 	damon_write 1 $K/0/targets/nr_targets
 	damon_write 1 $K/0/targets/0/regions/nr_regions
 	set -- "$@" $(node_range "$2")
-	echo "bench damon kdamond $1: $3 of node $2 [$5, $6) to node $4"
+	echo "bench damon kdamond $1: $3 of node $2 [$5, $6) to node $4, sample_us ${tier_damon_sample_us:-5000} aggr_us ${tier_damon_aggr_us:-100000}"
 	damon_write "$6" $K/0/targets/0/regions/0/end
 	damon_write "$5" $K/0/targets/0/regions/0/start
 	damon_write 1 $K/0/schemes/nr_schemes

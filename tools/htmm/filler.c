@@ -24,12 +24,17 @@
  * mlocked pages are unevictable: neither reclaim nor demotion nor htmm
  * (the filler is in no htmm cgroup) takes them back.  It prints
  *   filler locked_kb L free_kb F
- * and then holds the memory until it is killed.  Exit status 1 if the
- * node had less than KB free to begin with or the locking failed, 2 on
- * bad options.
+ * and then holds the memory until it is killed.  On SIGUSR1 it levels the
+ * node again, for the next run of a benchmark: it unmaps what it holds
+ * beyond the node's shortfall below KB (the runs before may have left
+ * page cache or slab there), locks more where the node has more than KB
+ * free, and prints the line again (locked_kb then being what it holds).
+ * Exit status 1 if the node had less than KB free to begin with or the
+ * locking failed, 2 on bad options.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +43,20 @@
 #include <unistd.h>
 
 #define MPOL_PREFERRED 1
+#define MAX_CHUNKS 4096
+
+/* What the filler holds, in the order it mapped it (KiB, page multiples). */
+static struct chunk {
+	char *addr;
+	long kb;
+} chunks[MAX_CHUNKS];
+static int nr_chunks;
+
+/* SIGUSR1 only ends sigsuspend() (the default action would kill). */
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
 
 static long node_free_kb(int node)
 {
@@ -113,21 +132,81 @@ static long fill(int node, long leave)
 		if (chunk > 65536)
 			chunk = 65536;
 		chunk &= ~3L;
+		if (nr_chunks == MAX_CHUNKS) {
+			fprintf(stderr, "filler: more than %d chunks\n", MAX_CHUNKS);
+			return -1;
+		}
 		p = mmap(NULL, chunk << 10, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 		if (p == MAP_FAILED || mlock(p, chunk << 10)) {
 			perror("filler: mmap/mlock");
 			return -1;
 		}
+		chunks[nr_chunks].addr = p;
+		chunks[nr_chunks++].kb = chunk;
 		locked += chunk;
 	}
 	return free_kb < 0 ? -1 : locked;
 }
 
+/* Unmap the last @kb KiB mapped (whole pages, at most what is held). */
+static void release(long kb)
+{
+	long n;
+
+	while (kb > 0 && nr_chunks) {
+		struct chunk *c = &chunks[nr_chunks - 1];
+
+		n = kb < c->kb ? kb & ~3L : c->kb;
+		if (!n)
+			return;
+		munmap(c->addr + ((c->kb - n) << 10), n << 10);
+		c->kb -= n;
+		kb -= n;
+		if (!c->kb)
+			nr_chunks--;
+	}
+}
+
+static long held_kb(void)
+{
+	long kb = 0;
+	int i;
+
+	for (i = 0; i < nr_chunks; i++)
+		kb += chunks[i].kb;
+	return kb;
+}
+
+/*
+ * Bring @node's free memory to @leave KiB: give back the shortfall, lock
+ * the excess; twice, a second apart (see above).  0, or -1.
+ */
+static int level(int node, long leave)
+{
+	long free_kb;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		settle();
+		free_kb = node_free_kb(node);
+		if (free_kb < 0)
+			return -1;
+		if (free_kb < leave)
+			release(leave - free_kb);
+		if (fill(node, leave) < 0)
+			return -1;
+		if (!i)
+			sleep(1);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long mask;
-	long node = -1, leave = -1, locked;
+	long node = -1, leave = -1;
+	sigset_t usr1, old;
 	int i;
 
 	for (i = 1; i + 1 < argc; i += 2) {
@@ -156,18 +235,19 @@ int main(int argc, char **argv)
 		perror("filler: set_mempolicy");
 		return 1;
 	}
-	locked = 0;
-	for (i = 0; i < 2; i++) {
-		long more = fill(node, leave);
-
-		if (more < 0)
+	/*
+	 * SIGUSR1 is blocked but in sigsuspend(): one sent while the node is
+	 * being leveled waits there and starts the next leveling.
+	 */
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, &old);
+	signal(SIGUSR1, on_usr1);
+	for (;;) {
+		if (level(node, leave))
 			return 1;
-		locked += more;
-		if (!i)
-			sleep(1);
+		printf("filler locked_kb %ld free_kb %ld\n", held_kb(), node_free_kb(node));
+		fflush(stdout);
+		sigsuspend(&old);
 	}
-	printf("filler locked_kb %ld free_kb %ld\n", locked, node_free_kb(node));
-	fflush(stdout);
-	for (;;)
-		pause();
 }
