@@ -65,11 +65,12 @@
 #
 # BENCH_COMMIT=REV builds the guest side (demo kernel, initramfs, QEMU
 # plugin) from commit REV instead of the working tree: REV is checked out
-# in $BUILD/bench-tree (a git worktree) and built there, in its own build
-# directory (ccache is shared), and the results are named by REV's kernel
-# id.  The host side (this script, run-vm.sh, the tables) is the working
-# tree's.  A long table can so keep growing on one commit while the tree
-# moves on.
+# in $BUILD/bench-trees/<REV's first 12 hex digits> (a git worktree, one
+# per commit, so that a queue alternating between two commits does not
+# rebuild at each switch) and built there, in its own build directory
+# (ccache is shared), and the results are named by REV's kernel id.  The
+# host side (this script, run-vm.sh, the tables) is the working tree's.
+# A long table can so keep growing on one commit while the tree moves on.
 #
 # Results: every run also leaves one file in bench/results/<benchmark>/
 # <kernel>/, where <kernel> names the commit of this repository the kernel
@@ -137,12 +138,11 @@ if [ -n "${BENCH_COMMIT:-}" ]; then
 	rev=$(git -C "$HTMM_TOP" rev-parse -q --verify "$BENCH_COMMIT^{commit}") ||
 		die "BENCH_COMMIT: '$BENCH_COMMIT' is not a commit of this repository"
 	BENCH_COMMIT=$rev
-	GTOP=$BUILD/bench-tree
+	GTOP=$BUILD/bench-trees/${rev:0:12}
 	GBUILD=$GTOP/build
 	git -C "$HTMM_TOP" worktree prune
-	if [ -e "$GTOP/.git" ]; then
-		git -C "$GTOP" checkout -q --detach "$rev"
-	else
+	if [ ! -e "$GTOP/.git" ]; then
+		mkdir -p "$BUILD/bench-trees"
 		git -C "$HTMM_TOP" worktree add -q --detach "$GTOP" "$rev"
 	fi
 	note "guest side from $(git -C "$GTOP" log -1 --format='%h %s')"
