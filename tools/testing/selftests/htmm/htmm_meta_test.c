@@ -239,12 +239,21 @@ out:
 	munmap(raw, 2 * HPAGE_SZ);
 }
 
+/*
+ * A freed page leaves the histograms when it is uncharged, at its last
+ * put.  A page just faulted in waits in the faulting CPU's LRU add batch,
+ * which holds a reference; munmap drains only the batches of the CPU it
+ * runs on.  The test stays on one CPU, so munmap frees every page (once
+ * it moved between CPUs, and the two pages outlived munmap in the other
+ * CPU's batch).
+ */
 TEST_F(htmm_meta, free_leaves_histograms)
 {
 	long before, during, after;
 	char *p;
 
 	ASSERT_EQ(0, prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0));
+	ASSERT_EQ(0, htmm_pin_cpu(sched_getcpu()));
 	before = meta_hist_total(self->cg, "hist_");
 	ASSERT_LE(0, before);
 	p = mmap(NULL, 16 * PAGE_SZ, PROT_READ | PROT_WRITE,

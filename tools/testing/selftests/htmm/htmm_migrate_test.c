@@ -459,16 +459,6 @@ static const char *stat_str(const struct htmm_cg_ctx *c, const char *key,
 	return buf;
 }
 
-/* Run the calling thread on @cpu only.  Returns 0 or -errno. */
-static int pin_to_cpu(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
-}
-
 /* Pages of [@p, @p + @len) that are on an LRU list (/proc/kpageflags). */
 static long on_lru(char *p, size_t len)
 {
@@ -525,14 +515,14 @@ TEST_F_TIMEOUT(htmm_migrate, promote_parked_in_lru_batch, 120)
 	ASSERT_NE(MAP_FAILED, p);
 	ASSERT_EQ(0, madvise(p, len, MADV_NOHUGEPAGE));
 	ASSERT_EQ(0, syscall(SYS_mbind, p, len, HTMM_MPOL_BIND, &mask, 64, 0));
-	ASSERT_EQ(0, pin_to_cpu(0));
+	ASSERT_EQ(0, htmm_pin_cpu(0));
 	q = mmap(NULL, PAGE_SZ, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, q);
 	q[0] = 1;
 	munmap(q, PAGE_SZ);
 	memset(p, 0x5a, len);
-	ASSERT_EQ(0, pin_to_cpu(1));
+	ASSERT_EQ(0, htmm_pin_cpu(1));
 	parked = npages - on_lru(p, len);
 	TH_LOG("%ld of %ld pages off the LRU after the fault", parked, npages);
 	ASSERT_EQ(npages, parked)

@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -1183,6 +1184,16 @@ static inline int htmm_count_threads(const char *prefix)
 	}
 	closedir(dir);
 	return n;
+}
+
+/* Run the calling thread on @cpu only.  Returns 0 or -errno. */
+static inline int htmm_pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
 }
 
 /* mbind() [@p, @p + @len) to @node with @flags.  Returns 0 or -errno. */
