@@ -872,14 +872,8 @@ static void kid_start(struct __test_metadata *_metadata, struct sample_ctx *x,
 		}
 		if (!s->thp && prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0))
 			kid_fail(res[1], "PR_SET_THP_DISABLE");
-		if (s->cpu >= 0) {
-			cpu_set_t set;
-
-			CPU_ZERO(&set);
-			CPU_SET(s->cpu, &set);
-			if (sched_setaffinity(0, sizeof(set), &set))
-				kid_fail(res[1], "sched_setaffinity");
-		}
+		if (s->cpu >= 0 && htmm_pin_cpu(s->cpu))
+			kid_fail(res[1], "sched_setaffinity");
 		s->body(s, res[1], cmd[0]);
 		_exit(0);
 	}
