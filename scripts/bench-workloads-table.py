@@ -352,10 +352,10 @@ def figures(d, perf, wls, cfgs, ratios):
         png = os.path.join(d, 'workloads-%s.png' % w)
         plots = ', '.join("'%s' index %d using 1:2 with linespoints title '%s'"
                           % (dat, i, c) for i, c in enumerate(cfgs))
-        script = ("set terminal pngcairo size 640,400 noenhanced; set output '%s'; "
+        script = ("set terminal pngcairo size 800,400 noenhanced; set output '%s'; "
                   "set title '%s'; set logscale x 2; set xlabel 'fast:slow = 1:R'; "
                   "set ylabel 'performance relative to all-fast'; set yrange [0:1.1]; "
-                  "set key bottom left; set grid; plot %s" % (png, NAMES[w], plots))
+                  "set key outside right top; set grid; plot %s" % (png, NAMES[w], plots))
         subprocess.run(['gnuplot', '-e', script], check=True)
         os.remove(dat)
         print('figure: %s' % png)
