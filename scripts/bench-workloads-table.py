@@ -124,11 +124,11 @@ def parse_run(lines, filler_free):
         elif w[1] == 'node0_free_end_kb' and len(w) == 3:
             r['node0_free_end_kb'] = w[2]
     r['migrated'] = mig.get('pgmigrate_success', '')
-    # htmm counts each promotion twice, in its own counter and in
-    # pgpromote_success where NUMA-balancing tiering counts its own, and
-    # only one of the two moves in any configuration: the larger is the
-    # pages promoted.  Demotions: reclaim's in pgdemote_*, htmm's only in
-    # htmm_nr_demoted.
+    # htmm counts each promotion in both htmm_nr_promoted and
+    # pgpromote_success (where NUMA-balancing tiering counts its own);
+    # NUMA balancing moves only the latter.  So the larger of the two is
+    # the pages promoted.  Demotions: reclaim's in pgdemote_*, htmm's
+    # only in htmm_nr_demoted.
     r['promoted'] = max(mig.get('pgpromote_success', 0), mig.get('htmm_nr_promoted', 0))
     r['demoted'] = sum(v for k, v in mig.items() if k.startswith('pgdemote_')) + \
         mig.get('htmm_nr_demoted', 0)
