@@ -56,6 +56,24 @@ static double share_on(void *p, size_t len, int node)
 	return 100.0 * per_node[node] / (len / PAGE_SZ);
 }
 
+/*
+ * Wait up to @secs for 95% of the pages of [p, p+len) to be on the fast
+ * node.  Return: their share then, in per cent; *@took: the seconds.
+ */
+static double wait_up(void *p, size_t len, double secs, double *took)
+{
+	double t0 = htmm_now_s(), share;
+
+	do {
+		share = share_on(p, len, HTMM_FAST_NODE);
+		if (share >= 95)
+			break;
+		usleep(200000);
+	} while (htmm_now_s() - t0 < secs);
+	*took = htmm_now_s() - t0;
+	return share;
+}
+
 /* Inject @per load samples on every @stride bytes of [p, p+len). */
 static int inject_stride(char *p, size_t len, size_t stride, int per)
 {
@@ -615,15 +633,9 @@ static void fill_then_hot(struct __test_metadata *_metadata,
 	if (full)
 		ASSERT_EQ(HTMM_CAND_SIZE, htmm_cg_ctx_stat(c, "promotion_queue"));
 	ASSERT_EQ(0, inject_range(sub, sub_len, 4));
-	t0 = htmm_now_s();
-	while (htmm_now_s() - t0 < 200) {
-		share = share_on(sub, sub_len, HTMM_FAST_NODE);
-		if (share >= 95)
-			break;
-		usleep(200000);
-	}
+	share = wait_up(sub, sub_len, 200, &t0);
 	TH_LOG("the subject: %.1f%% on node 0 after %.1f s; hot threshold %s",
-	       share, htmm_now_s() - t0,
+	       share, t0,
 	       stat_str(c, "hot_threshold", hot, sizeof(hot)));
 	log_moves(_metadata, c);
 	EXPECT_LE(95, share);
@@ -657,6 +669,46 @@ TEST_F_TIMEOUT(htmm_migrate, hot_passes_full_fill_queue, 300)
 }
 
 /*
+ * Empty every CPU's LRU batches.  mbind() with MPOL_MF_MOVE drains them
+ * all (lru_cache_disable()) before it looks for pages to move, and the
+ * pages of [p, p+len) are on @node already, so none moves.  A page still
+ * in a batch when it is sampled is not queued for promotion (its next
+ * sample queues it).
+ */
+static int drain_lru_batches(void *p, size_t len, int node)
+{
+	int err = htmm_bind_node(p, len, node, HTMM_MPOL_MF_MOVE);
+
+	return err ? err : htmm_unbind(p, len);
+}
+
+/*
+ * Set the cgroup's budget on node 0 to @budget, with the promotion
+ * watermark at 10%; fault @warm_len bytes in on node 0 and @hot_len on
+ * node 1 in it, out of every CPU's LRU batches (drain_lru_batches());
+ * leave it, so that the test's own pages, never sampled, are not charged
+ * to it from here on; and enable htmm there.  Return: true if all went.
+ */
+static bool place_warm_hot(struct __test_metadata *_metadata,
+			   const struct htmm_cg_ctx *c, const char *budget,
+			   size_t warm_len, char **warm,
+			   size_t hot_len, char **hot)
+{
+	if (set_tunable("htmm_promotion_watermark", "100"))
+		return false;
+	htmm_cg_ctx_write(_metadata, c, "memory.max_at_node0", budget);
+	if (htmm_cg_enter(c->cg, getpid()))
+		return false;
+	*warm = place(warm_len, HTMM_FAST_NODE);
+	*hot = place(hot_len, HTMM_SLOW_NODE);
+	if (htmm_cg_enter(HTMM_CGROUP_ROOT, getpid()) || !*warm || !*hot ||
+	    drain_lru_batches(*hot, hot_len, HTMM_SLOW_NODE))
+		return false;
+	htmm_cg_ctx_write(_metadata, c, "memory.htmm_enabled", "enabled");
+	return true;
+}
+
+/*
  * Strong folios get room behind a queue full of hot entries.  88 MiB on
  * node 0 get one sample a page, 72 MiB on node 1 two: the 72 MiB are hot
  * and fit the 96 MiB budget, the 88 MiB a bin below are warm.  Warm
@@ -684,20 +736,8 @@ TEST_F_TIMEOUT(htmm_migrate, strong_passes_full_hot_queue, 300)
 	char *warm, *hot, thr[16] = "?";
 	double t0, t_inj, share = 0;
 
-	ASSERT_EQ(0, set_tunable("htmm_promotion_watermark", "100"));
-	htmm_cg_ctx_write(_metadata, &self->c, "memory.max_at_node0", "96M");
-	ASSERT_EQ(0, htmm_cg_enter(self->c.cg, getpid()));
-	warm = place(warm_len, HTMM_FAST_NODE);
-	hot = place(hot_len, HTMM_SLOW_NODE);
-	/*
-	 * Out again: the test's own pages, never sampled, are not charged
-	 * to the cgroup from here on.
-	 */
-	ASSERT_EQ(0, htmm_cg_enter(HTMM_CGROUP_ROOT, getpid()));
-	ASSERT_NE(NULL, warm);
-	ASSERT_NE(NULL, hot);
-	htmm_cg_ctx_write(_metadata, &self->c, "memory.htmm_enabled",
-			  "enabled");
+	ASSERT_TRUE(place_warm_hot(_metadata, &self->c, "96M", warm_len,
+				   &warm, hot_len, &hot));
 	ASSERT_EQ(0, inject_range(warm, warm_len, 1));
 	ASSERT_EQ(0, inject_range(hot, hot_len, 2));
 	queued = htmm_cg_ctx_stat(&self->c, "promotion_queue");
@@ -743,20 +783,6 @@ TEST_F_TIMEOUT(htmm_migrate, strong_passes_full_hot_queue, 300)
 	EXPECT_LE(95, share);
 	EXPECT_GE(96.0 * MiB, share_on(warm, warm_len, HTMM_FAST_NODE) *
 		  warm_len / 100 + share * hot_len / 100);
-}
-
-/*
- * Empty every CPU's LRU batches.  mbind() with MPOL_MF_MOVE drains them
- * all (lru_cache_disable()) before it looks for pages to move, and the
- * pages of [p, p+len) are on @node already, so none moves.  A page still
- * in a batch when it is sampled is not queued for promotion (its next
- * sample queues it).
- */
-static int drain_lru_batches(void *p, size_t len, int node)
-{
-	int err = htmm_bind_node(p, len, node, HTMM_MPOL_MF_MOVE);
-
-	return err ? err : htmm_unbind(p, len);
 }
 
 /*
@@ -823,6 +849,68 @@ TEST_F_TIMEOUT(htmm_migrate, stale_hot_entries_ask_no_room, 120)
 	EXPECT_EQ(0ULL, waiting);
 	EXPECT_EQ(100.0, warm1);
 	EXPECT_EQ(0ULL, d1 - d0);
+}
+
+/*
+ * A walk for room that frees nothing rests longer each time, until what
+ * it may free changes.  30 MiB on node 0 are warm (bin 10) and fill the
+ * 32 MiB budget; 4 MiB on node 1 are hot (bin 11) and wait for room, but
+ * nothing on node 0 is two bins below them.  The walk over the 7680 pages
+ * rested one second after each pass: Redis at 1:1 in the workloads
+ * benchmark walked twice a second and demoted one page in 2,800 looked
+ * at.  Now the rests double, 1, 2, 4, 8 s...: a gap of 6 s or more
+ * between passes shows up within 40 s.  Then the hot pages get four more
+ * samples each and turn strong (a bin above the hot threshold), for which
+ * warm pages may go: that change ends the rest of 16 s, and they go up
+ * well before it would have ended.
+ */
+TEST_F_TIMEOUT(htmm_migrate, fruitless_room_walk_rests, 180)
+{
+	size_t warm_len = 30 * MiB, hot_len = 4 * MiB;
+	unsigned long long seen, last, d0, passes = 0;
+	double t0, t_pass, gap = 0, max_gap = 0, share = 0;
+	char *warm, *hot;
+
+	ASSERT_TRUE(place_warm_hot(_metadata, &self->c, "32M", warm_len,
+				   &warm, hot_len, &hot));
+	ASSERT_EQ(0, inject_range(warm, warm_len, 2));
+	ASSERT_EQ(0, inject_range(hot, hot_len, 4));
+	ASSERT_TRUE(wait_thresholds(&self->c, "11", "10"));
+	d0 = htmm_cg_ctx_stat(&self->c, "demoted");
+	last = htmm_cg_ctx_stat(&self->c, "demotion_lru_seen");
+	t0 = htmm_now_s();
+	t_pass = t0;
+	/* A pass ends a gap; the one after a gap of 6 s begins one of 16. */
+	while (htmm_now_s() - t0 < 40 && gap < 6) {
+		usleep(100000);
+		seen = htmm_cg_ctx_stat(&self->c, "demotion_lru_seen");
+		if (seen == last)
+			continue;
+		gap = htmm_now_s() - t_pass;
+		max_gap = gap > max_gap ? gap : max_gap;
+		TH_LOG("%.1f s: a walk looked at %llu pages, %.1f s after the last",
+		       htmm_now_s() - t0, seen - last, gap);
+		t_pass = htmm_now_s();
+		last = seen;
+		passes++;
+	}
+	TH_LOG("%llu walks in %.1f s, longest gap %.1f s, %llu pages demoted",
+	       passes, htmm_now_s() - t0, max_gap,
+	       htmm_cg_ctx_stat(&self->c, "demoted") - d0);
+	EXPECT_LE(6, gap);
+	EXPECT_EQ(d0, htmm_cg_ctx_stat(&self->c, "demoted"));
+	EXPECT_EQ(0, share_on(hot, hot_len, HTMM_FAST_NODE));
+	if (gap < 6)
+		return;
+
+	EXPECT_EQ(0, inject_range(hot, hot_len, 4));
+	share = wait_up(hot, hot_len, 10, &t0);
+	TH_LOG("strong: %.1f%% on node 0 %.1f s after, %.1f s after the last walk",
+	       share, t0, htmm_now_s() - t_pass);
+	log_moves(_metadata, &self->c);
+	EXPECT_LE(95, share);
+	EXPECT_GE(32.0 * MiB, share_on(warm, warm_len, HTMM_FAST_NODE) *
+		  warm_len / 100 + share * hot_len / 100);
 }
 
 /*
