@@ -119,8 +119,9 @@ case "lru_gen" in ${htmm_tests:-*})
 	echo "# htmm-exit: lru_gen 0" ;;
 esac
 
-# The enforcement and convergence tests with the classic LRU, switched at
-# run time, as suites named <suite>_classic_lru; first, while node 0 still
+# The enforcement and convergence tests, and the demotion walk's rests,
+# with the classic LRU, switched at run time, as suites named
+# <suite>_classic_lru; first, while node 0 still
 # has the free memory these tests fill (late in the run it has far less).
 # thp_full_node tests an allocation path that no LRU takes part in, and
 # its filling of node 0 takes 40 s; disabled_control, with htmm disabled,
@@ -129,7 +130,7 @@ if [ -w $LRU_GEN ]; then
 	state=$(cat $LRU_GEN)
 	echo n > $LRU_GEN
 	for spec in "htmm_enforce_test -Tthp_full_node -Tdisabled_control" \
-		    "htmm_migrate_test -tconverge_abit"; do
+		    "htmm_migrate_test -tconverge_abit -tfruitless_room_walk_rests"; do
 		t=${spec%% *}
 		name=${t}_classic_lru
 		case "$name" in ${htmm_tests:-*}) ;; *) continue ;; esac
