@@ -191,7 +191,8 @@ extern const char * const htmm_skip_names[HTMM_NR_SKIPS];
  * folio queued as hot that turns strong is queued once more, with both
  * bits: its first entry still asks for the room.
  * cand_bin holds the bin each entry was queued in, cooled with the
- * histogram; cand_room counts the pages of the entries without
+ * histogram, and set to its folio's bin again when cand_rebin asks for it
+ * (htmm_cand_rebin()); cand_room counts the pages of the entries without
  * HTMM_CAND_FILL by that bin, cand_strong those with HTMM_CAND_STRONG,
  * cand_fill those of the fill entries (HTMM_CAND_FILL alone).
  * Only the entries in bins that are still hot (strong) ask for room: the
@@ -200,6 +201,7 @@ extern const char * const htmm_skip_names[HTMM_NR_SKIPS];
  * that promotion then does not take.
  */
 #define HTMM_CAND_SIZE		16384
+#define HTMM_REBIN_GAP		HZ
 #define HTMM_STRONG_BINS	1
 #define HTMM_CAND_SHIFT		7
 #define HTMM_CAND_STRONG	(1UL << (HTMM_CAND_SHIFT - 1))
@@ -281,6 +283,8 @@ struct htmm_memcg {
 	struct htmm_hist cand_room;	/* pages of the queued hot folios */
 	struct htmm_hist cand_strong;	/* ... of those queued strong */
 	struct htmm_hist cand_fill;	/* pages of the queued fill folios */
+	bool cand_rebin;		/* entries may count in the wrong class */
+	unsigned long cand_rebin_at;	/* jiffies: the last htmm_cand_rebin() */
 	u64 nr_cand_dropped;		/* ring full */
 	u64 nr_promoted;		/* pages */
 	u64 nr_demoted;
@@ -440,6 +444,7 @@ void htmm_folio_split_again(struct folio *folio, struct mem_cgroup *memcg);
 bool htmm_cand_take_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 			   unsigned long *pfn);
 u64 htmm_cand_waiting(struct htmm_memcg *hm, u64 *strong, u64 *fill);
+void htmm_cand_rebin(struct mem_cgroup *memcg);
 bool htmm_cand_head_live_locked(struct htmm_memcg *hm,
 				struct mem_cgroup *memcg);
 unsigned int htmm_pfn_clear_flag_locked(struct htmm_memcg *hm,

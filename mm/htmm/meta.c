@@ -159,6 +159,31 @@ static struct htmm_meta *htmm_pfn_meta_locked(struct htmm_memcg *hm,
 	return m;
 }
 
+/*
+ * Count the pages of queue entry @e in @bin of each histogram it counts
+ * in (@add), or stop counting them there.  Caller holds hm->lock.
+ */
+static void htmm_cand_count_locked(struct htmm_memcg *hm, unsigned long e,
+				   unsigned int bin, bool add)
+{
+	struct htmm_hist *hists[3];
+	unsigned long nr = 1UL << HTMM_CAND_ORDER(e);
+	unsigned int i, n = 0;
+
+	if (!(e & HTMM_CAND_FILL))
+		hists[n++] = &hm->cand_room;
+	if (e & HTMM_CAND_STRONG)
+		hists[n++] = &hm->cand_strong;
+	if ((e & HTMM_CAND_KIND) == HTMM_CAND_FILL)
+		hists[n++] = &hm->cand_fill;
+	for (i = 0; i < n; i++) {
+		if (add)
+			htmm_hist_add(hists[i], bin, nr);
+		else if (!htmm_hist_sub(hists[i], bin, nr))
+			hm->nr_unaccounted++;
+	}
+}
+
 /**
  * htmm_cand_take_locked - Take the entry at the head of a promotion queue.
  * @hm: The cgroup's htmm state; the caller holds hm->lock.
@@ -179,23 +204,14 @@ bool htmm_cand_take_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 			   unsigned long *pfn)
 {
 	unsigned long e = hm->cand[hm->cand_head];
-	unsigned int bin = hm->cand_bin[hm->cand_head];
-	unsigned long nr = 1UL << HTMM_CAND_ORDER(e);
 	struct page_ext *ext;
 	struct htmm_meta *m;
 	bool take = true;
 
 	*pfn = HTMM_CAND_PFN(e);
+	htmm_cand_count_locked(hm, e, hm->cand_bin[hm->cand_head], false);
 	hm->cand_head = (hm->cand_head + 1) % HTMM_CAND_SIZE;
 	hm->cand_len--;
-	if (!(e & HTMM_CAND_FILL) && !htmm_hist_sub(&hm->cand_room, bin, nr))
-		hm->nr_unaccounted++;
-	if ((e & HTMM_CAND_STRONG) &&
-	    !htmm_hist_sub(&hm->cand_strong, bin, nr))
-		hm->nr_unaccounted++;
-	if ((e & HTMM_CAND_KIND) == HTMM_CAND_FILL &&
-	    !htmm_hist_sub(&hm->cand_fill, bin, nr))
-		hm->nr_unaccounted++;
 	m = htmm_pfn_meta_locked(hm, memcg, *pfn, &ext);
 	if (!m)
 		return true;
@@ -205,6 +221,15 @@ bool htmm_cand_take_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 		m->flags &= ~HTMM_META_QUEUES;
 	page_ext_put(ext);
 	return take;
+}
+
+/* The bin of the folio queue entry @e names, whose head metadata is @h. */
+static unsigned int htmm_cand_folio_bin(const struct htmm_memcg *hm,
+					unsigned long e,
+					const struct htmm_meta *h)
+{
+	return HTMM_CAND_ORDER(e) ? htmm_meta_hbin(hm, h) :
+				    htmm_meta_bin(hm, h);
 }
 
 /**
@@ -231,9 +256,7 @@ bool htmm_cand_head_live_locked(struct htmm_memcg *hm,
 		return false;
 	if (h->flags & HTMM_META_QUEUED)
 		live = (e & HTMM_CAND_FILL) ||
-		       htmm_bin_hot(hm, HTMM_CAND_ORDER(e) ?
-				    htmm_meta_hbin(hm, h) :
-				    htmm_meta_bin(hm, h));
+		       htmm_bin_hot(hm, htmm_cand_folio_bin(hm, e, h));
 	page_ext_put(ext);
 	return live;
 }
@@ -276,6 +299,116 @@ u64 htmm_cand_waiting(struct htmm_memcg *hm, u64 *strong, u64 *fill)
 	if (fill)
 		*fill = fil;
 	return hot;
+}
+
+/*
+ * What an entry in @bin asks for under the thresholds now: 0 nothing, 1
+ * fill, 2 room (hot), 3 strength (strong).  Caller holds hm->lock.
+ */
+static unsigned int htmm_cand_class(const struct htmm_memcg *hm,
+				    unsigned int bin)
+{
+	if (htmm_bin_hot(hm, bin))
+		return bin >= hm->hot + HTMM_STRONG_BINS ? 3 : 2;
+	return hm->fill != HTMM_BIN_NONE && bin >= hm->fill;
+}
+
+/*
+ * A sample took a folio with queue flags @flags from bin @was to @bin.
+ * If it rose into a class it is queued for already, it gets no new entry
+ * (htmm_cand_bits()), and the entry it has may count in a class below:
+ * ask kmigraterd to count the entries again (htmm_cand_rebin()).  A rise
+ * into a class it is not queued for queues a new entry in the right bin.
+ */
+static bool htmm_cand_rose_queued(const struct htmm_memcg *hm,
+				  unsigned int flags, unsigned int was,
+				  unsigned int bin)
+{
+	static const unsigned int queued_for[] = {
+		0, HTMM_META_QUEUED, HTMM_META_QUEUED_HOT,
+		HTMM_META_QUEUED_STRONG,
+	};
+	unsigned int c = htmm_cand_class(hm, bin);
+
+	return c > htmm_cand_class(hm, was) && (flags & queued_for[c]);
+}
+
+/* Count the entry at ring position @p in its folio's bin now. */
+static void htmm_cand_rebin_one_locked(struct htmm_memcg *hm,
+				       struct mem_cgroup *memcg,
+				       unsigned int p)
+{
+	unsigned long e = hm->cand[p];
+	struct page_ext *ext;
+	struct htmm_meta *h;
+	unsigned int bin;
+
+	h = htmm_pfn_meta_locked(hm, memcg, HTMM_CAND_PFN(e), &ext);
+	if (!h)
+		return;
+	/* The bin htmm_cand_head_live_locked() judges the entry by. */
+	bin = min(htmm_cand_folio_bin(hm, e, h), HTMM_NR_BINS - 1);
+	if ((h->flags & HTMM_META_QUEUED) && bin != hm->cand_bin[p]) {
+		htmm_cand_count_locked(hm, e, hm->cand_bin[p], false);
+		htmm_cand_count_locked(hm, e, bin, true);
+		hm->cand_bin[p] = bin;
+	}
+	page_ext_put(ext);
+}
+
+/**
+ * htmm_cand_rebin - Count a cgroup's queued entries in their folios' bins.
+ * @memcg: The cgroup.
+ *
+ * An entry counts in the bin its folio was queued in, cooled since; the
+ * samples that raise the folio afterwards do not move it.  Once a
+ * threshold lies between the two (the hot threshold rose, or a cooling
+ * lowered both and samples raised the folio again), the entry of a hot
+ * folio counted as fill, asked for no room, and the folio, marked as
+ * queued hot, was not queued again: with no cold page in the fast tier,
+ * nothing made room for it (converge_abit stopped at 84.5% of its hot
+ * region for good).  hm->cand_rebin asks for this walk: set when the hot
+ * or fill threshold moves, or samples take a queued folio up into a
+ * class it is queued for already (htmm_cand_rose_queued()).  The walk
+ * holds hm->lock for HTMM_LOCKED_BATCH entries at a time; entries taken
+ * or queued between two holds are seen or not, and counting any entry in
+ * its folio's bin is right.  An entry whose folio is no longer queued
+ * keeps its bin: it is dropped when it reaches the head.  A cooling needs
+ * no walk of its own: it lowers entries and folios alike.  Walks are
+ * HTMM_REBIN_GAP apart at least: each looks up the metadata of every
+ * entry (16384 at most), on the fast node's CPUs, where the workload runs
+ * too.
+ */
+void htmm_cand_rebin(struct mem_cgroup *memcg)
+{
+	struct htmm_memcg *hm = htmm_memcg(memcg);
+	unsigned int p, left, b, off;
+	unsigned long flags;
+
+	spin_lock_irqsave(&hm->lock, flags);
+	if (!hm->cand_rebin ||
+	    time_before(jiffies, hm->cand_rebin_at + HTMM_REBIN_GAP)) {
+		spin_unlock_irqrestore(&hm->lock, flags);
+		return;
+	}
+	hm->cand_rebin = false;
+	hm->cand_rebin_at = jiffies;
+	left = hm->cand_len;
+	p = hm->cand_head;
+	while (left) {
+		for (b = 0; b < HTMM_LOCKED_BATCH && left; b++, left--) {
+			/* Still between the head and the tail? */
+			off = (p + HTMM_CAND_SIZE - hm->cand_head) %
+			      HTMM_CAND_SIZE;
+			if (off < hm->cand_len)
+				htmm_cand_rebin_one_locked(hm, memcg, p);
+			p = (p + 1) % HTMM_CAND_SIZE;
+		}
+		spin_unlock_irqrestore(&hm->lock, flags);
+		cond_resched();
+		spin_lock_irqsave(&hm->lock, flags);
+	}
+	spin_unlock_irqrestore(&hm->lock, flags);
 }
 
 /*
@@ -357,12 +490,7 @@ static void htmm_queue_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 	    (bits & ~HTMM_CAND_HOT);
 	bin = min(bin, HTMM_NR_BINS - 1);
 	/* Only hot folios ask demotion to make room for them. */
-	if (!(e & HTMM_CAND_FILL))
-		htmm_hist_add(&hm->cand_room, bin, folio_nr_pages(folio));
-	if (e & HTMM_CAND_STRONG)
-		htmm_hist_add(&hm->cand_strong, bin, folio_nr_pages(folio));
-	if ((e & HTMM_CAND_KIND) == HTMM_CAND_FILL)
-		htmm_hist_add(&hm->cand_fill, bin, folio_nr_pages(folio));
+	htmm_cand_count_locked(hm, e, bin, true);
 	i = (hm->cand_head + hm->cand_len) % HTMM_CAND_SIZE;
 	hm->cand[i] = e;
 	hm->cand_bin[i] = bin;
@@ -396,6 +524,8 @@ static void htmm_adapt_locked(struct mem_cgroup *memcg, struct htmm_memcg *hm)
 	if (t.hot != hm->hot || t.warm != hm->warm)
 		trace_htmm_threshold(mem_cgroup_id(memcg), t.hot, t.warm,
 				     hm->capacity, t.hot_pages);
+	if (t.hot != hm->hot || t.fill != hm->fill)
+		hm->cand_rebin = true;
 	hm->hot = t.hot;
 	hm->warm = t.warm;
 	hm->fill = t.fill;
@@ -587,7 +717,7 @@ static void htmm_account(struct mem_cgroup *memcg, struct htmm_memcg *hm,
 	long nr = folio_nr_pages(folio);
 	struct page_ext *hext, *ext = NULL;
 	struct htmm_meta *h, *m;
-	unsigned int d, cur, bin;
+	unsigned int d, cur, bin, was = 0;
 
 	h = htmm_meta_get(&folio->page, &hext);
 	if (!h)
@@ -604,6 +734,7 @@ static void htmm_account(struct mem_cgroup *memcg, struct htmm_memcg *hm,
 		bin = htmm_bin(htmm_units(h->hcount, nr));
 		htmm_hist_move(hm, &hm->hist, cur, bin, nr);
 		h->hbin = bin;
+		was = cur;
 		if (!coarse)
 			htmm_thp_seen_locked(hm, folio, h);
 	}
@@ -617,13 +748,18 @@ static void htmm_account(struct mem_cgroup *memcg, struct htmm_memcg *hm,
 		m->epoch = hm->epoch;
 		bin = htmm_bin(htmm_units(m->count, 1));
 		htmm_hist_move(hm, &hm->hist_split, cur, bin, 1);
-		if (nr == 1)
+		if (nr == 1) {
 			htmm_hist_move(hm, &hm->hist, cur, bin, 1);
+			was = cur;
+		}
 		m->bin = bin;
 		if (ext)
 			page_ext_put(ext);
 	}
-	htmm_queue_locked(hm, memcg, folio, h, nr > 1 ? h->hbin : h->bin);
+	bin = nr > 1 ? h->hbin : h->bin;
+	if (htmm_cand_rose_queued(hm, h->flags, was, bin))
+		hm->cand_rebin = true;
+	htmm_queue_locked(hm, memcg, folio, h, bin);
 	page_ext_put(hext);
 }
 

@@ -76,11 +76,11 @@ enum htmm_level {
  * How long a walk for room rests after a pass at the last strictness that
  * did not free the room.  Such a pass took every folio that could go for
  * it, and sampling only raises a folio's bin: until the cgroup cools, its
- * hot or fill threshold moves, or strong entries wait where none did, a
- * new pass finds nothing more (but folios new on the node, never sampled,
- * and folios that were settling).  So the rest doubles after each such
- * pass, from HTMM_ROOM_REST to HTMM_ROOM_REST_MAX, and one of those
- * changes ends it after HTMM_ROOM_REST.  With a rest of one second, a
+ * hot or fill threshold moves, or hot or strong entries wait where none
+ * did, a new pass finds nothing more (but folios new on the node, never
+ * sampled, and folios that were settling).  So the rest doubles after
+ * each such pass, from HTMM_ROOM_REST to HTMM_ROOM_REST_MAX, and one of
+ * those changes ends it after HTMM_ROOM_REST.  With a rest of one second, a
  * cgroup whose hot folios waited for room behind a node full of folios
  * a bin below them walked its lists twice a second and demoted one page
  * in 2,800 looked at (Redis at 1:1 in the workloads benchmark).
@@ -100,7 +100,7 @@ struct htmm_room_rest {
 	unsigned long fill_until;	/* jiffies: no walk for fill before, */
 	u32 epoch;			/* ... in this cooling epoch */
 	unsigned int hot, fill;		/* the thresholds when it began */
-	bool strong;			/* strong entries still waited */
+	bool room, strong;		/* hot, strong entries still waited */
 };
 
 /*
@@ -865,6 +865,7 @@ static bool htmm_demote_need(struct mem_cgroup *memcg, int nid,
 	need->room_strong = 0;
 	need->room_fill = 0;
 	if (htmm_node_is_fast(nid)) {
+		htmm_cand_rebin(memcg);
 		htmm_cand_drop_stale(memcg);
 		waiting = htmm_cand_waiting(hm, &strong, &fill);
 		strong = min(strong, waiting);
@@ -890,10 +891,11 @@ static bool htmm_demote_need(struct mem_cgroup *memcg, int nid,
  * the hot threshold if its bin is two or more below the threshold (or it
  * was never sampled), and a warm folio only for a strong entry, queued
  * HTMM_STRONG_BINS or more above the threshold.  Sampling moves pages
- * used alike by a bin either way; without the margin, two such sets on either side of the
- * threshold would trade places for ever.  Fill entries get room with the
- * same margin below the fill bin (when the hot set fits but the fill bin
- * does not, cold folios would otherwise keep the rest of the budget).
+ * used alike by a bin either way; without the margin, two such sets on
+ * either side of the threshold would trade places for ever.  Fill
+ * entries get room with the same margin below the fill bin (when the hot
+ * set fits but the fill bin does not, cold folios would otherwise keep
+ * the rest of the budget).
  */
 static bool htmm_demotable(const struct htmm_page_info *info,
 			   const struct htmm_demote_need *need,
@@ -1054,6 +1056,7 @@ static bool htmm_room_changed(const struct htmm_room_rest *rest,
 	return READ_ONCE(hm->epoch) != rest->epoch ||
 	       READ_ONCE(hm->hot) != rest->hot ||
 	       READ_ONCE(hm->fill) != rest->fill ||
+	       (need->room > 0 && !rest->room) ||
 	       (need->room_strong > 0 && !rest->strong);
 }
 
@@ -1074,6 +1077,7 @@ static void htmm_room_rest_start(struct htmm_room_rest *rest,
 	rest->epoch = READ_ONCE(hm->epoch);
 	rest->hot = READ_ONCE(hm->hot);
 	rest->fill = READ_ONCE(hm->fill);
+	rest->room = need->room > 0;
 	rest->strong = need->room_strong > 0;
 	if (!settling)
 		rest->next = min_t(unsigned long, rest->next * 2,

@@ -130,7 +130,7 @@ if [ -w $LRU_GEN ]; then
 	state=$(cat $LRU_GEN)
 	echo n > $LRU_GEN
 	for spec in "htmm_enforce_test -Tthp_full_node -Tdisabled_control" \
-		    "htmm_migrate_test -tconverge_abit -tfruitless_room_walk_rests"; do
+		    "htmm_migrate_test -tconverge_abit -tfruitless_room_walk_rests -thot_entry_follows_its_folio"; do
 		t=${spec%% *}
 		name=${t}_classic_lru
 		case "$name" in ${htmm_tests:-*}) ;; *) continue ;; esac
