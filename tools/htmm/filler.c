@@ -9,8 +9,8 @@
  * Prefers node N (set_mempolicy MPOL_PREFERRED: where node N has no more
  * to give, a page comes from another node instead of an OOM kill; the
  * free count of a node includes pages its watermarks and lower-zone
- * reserves keep from this allocation), then maps, populates
- * and mlocks anonymous memory in chunks until the node's free memory is at
+ * reserves keep from this allocation), then maps and mlocks (which
+ * populates) anonymous memory in chunks until the node's free memory is at
  * most KB, ending with chunks of one page; each chunk is at most half the
  * excess.  Free memory is the buddy allocator's free pages plus the pages
  * on the per-CPU lists (/proc/zoneinfo: nr_free_pages and the pagesets'
@@ -136,8 +136,16 @@ static long fill(int node, long leave)
 			fprintf(stderr, "filler: more than %d chunks\n", MAX_CHUNKS);
 			return -1;
 		}
+		/*
+		 * mlock() faults the chunk in itself, each page once.  With
+		 * MAP_POPULATE first, mlock() walked the chunk a second time,
+		 * and a page that was being migrated in between (compaction:
+		 * nothing else migrated there) made it wait for the move:
+		 * over 60 s in a guest whose vCPU the host starved (a hung
+		 * task report in the test run of 066023d).
+		 */
 		p = mmap(NULL, chunk << 10, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED || mlock(p, chunk << 10)) {
 			perror("filler: mmap/mlock");
 			return -1;
