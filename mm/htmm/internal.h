@@ -190,7 +190,8 @@ extern const char * const htmm_skip_names[HTMM_NR_SKIPS];
  * a bin below it, may go down for its room: a margin of two bins).  A
  * folio queued as hot that turns strong is queued once more, with both
  * bits: its first entry still asks for the room.
- * cand_bin holds the bin each entry was queued in, cooled with the
+ * cand_bin holds the bin each entry was queued in (below HTMM_NR_BINS, as
+ * every bin htmm_bin() gives), cooled with the
  * histogram, and set to its folio's bin again when cand_rebin asks for it
  * (htmm_cand_rebin()); cand_room counts the pages of the entries without
  * HTMM_CAND_FILL by that bin, cand_strong those with HTMM_CAND_STRONG,
@@ -283,7 +284,11 @@ struct htmm_memcg {
 	struct htmm_hist cand_room;	/* pages of the queued hot folios */
 	struct htmm_hist cand_strong;	/* ... of those queued strong */
 	struct htmm_hist cand_fill;	/* pages of the queued fill folios */
-	bool cand_rebin;		/* entries may count in the wrong class */
+	/*
+	 * Entries may count in the wrong class.  Written under lock, with
+	 * WRITE_ONCE(); htmm_cand_rebin() peeks at it first without the lock.
+	 */
+	bool cand_rebin;
 	unsigned long cand_rebin_at;	/* jiffies: the last htmm_cand_rebin() */
 	u64 nr_cand_dropped;		/* ring full */
 	u64 nr_promoted;		/* pages */

@@ -347,7 +347,7 @@ static void htmm_cand_rebin_one_locked(struct htmm_memcg *hm,
 	if (!h)
 		return;
 	/* The bin htmm_cand_head_live_locked() judges the entry by. */
-	bin = min(htmm_cand_folio_bin(hm, e, h), HTMM_NR_BINS - 1);
+	bin = htmm_cand_folio_bin(hm, e, h);
 	if ((h->flags & HTMM_META_QUEUED) && bin != hm->cand_bin[p]) {
 		htmm_cand_count_locked(hm, e, hm->cand_bin[p], false);
 		htmm_cand_count_locked(hm, e, bin, true);
@@ -385,13 +385,16 @@ void htmm_cand_rebin(struct mem_cgroup *memcg)
 	unsigned int p, left, b, off;
 	unsigned long flags;
 
+	/* Most passes of kmigraterd find nothing asked. */
+	if (!READ_ONCE(hm->cand_rebin))
+		return;
 	spin_lock_irqsave(&hm->lock, flags);
 	if (!hm->cand_rebin ||
 	    time_before(jiffies, hm->cand_rebin_at + HTMM_REBIN_GAP)) {
 		spin_unlock_irqrestore(&hm->lock, flags);
 		return;
 	}
-	hm->cand_rebin = false;
+	WRITE_ONCE(hm->cand_rebin, false);
 	hm->cand_rebin_at = jiffies;
 	left = hm->cand_len;
 	p = hm->cand_head;
@@ -488,7 +491,6 @@ static void htmm_queue_locked(struct htmm_memcg *hm, struct mem_cgroup *memcg,
 	}
 	e = HTMM_CAND_ENTRY(folio_pfn(folio), folio_order(folio)) |
 	    (bits & ~HTMM_CAND_HOT);
-	bin = min(bin, HTMM_NR_BINS - 1);
 	/* Only hot folios ask demotion to make room for them. */
 	htmm_cand_count_locked(hm, e, bin, true);
 	i = (hm->cand_head + hm->cand_len) % HTMM_CAND_SIZE;
@@ -525,7 +527,7 @@ static void htmm_adapt_locked(struct mem_cgroup *memcg, struct htmm_memcg *hm)
 		trace_htmm_threshold(mem_cgroup_id(memcg), t.hot, t.warm,
 				     hm->capacity, t.hot_pages);
 	if (t.hot != hm->hot || t.fill != hm->fill)
-		hm->cand_rebin = true;
+		WRITE_ONCE(hm->cand_rebin, true);
 	hm->hot = t.hot;
 	hm->warm = t.warm;
 	hm->fill = t.fill;
@@ -758,7 +760,7 @@ static void htmm_account(struct mem_cgroup *memcg, struct htmm_memcg *hm,
 	}
 	bin = nr > 1 ? h->hbin : h->bin;
 	if (htmm_cand_rose_queued(hm, h->flags, was, bin))
-		hm->cand_rebin = true;
+		WRITE_ONCE(hm->cand_rebin, true);
 	htmm_queue_locked(hm, memcg, folio, h, bin);
 	page_ext_put(hext);
 }
