@@ -237,16 +237,17 @@ static unsigned long bad_pages(char *p, size_t len)
 }
 
 /*
- * Removing the last enabled cgroup while kmigraterd promotes its 128
- * MiB (at 32 MiB/s, so that it is still under way): rmdir returns at
- * once, a mkdir right after it does not wait for the teardown (the
- * threads stop in a work item, outside cgroup_mutex), the threads are
- * gone soon after, promotion stops and no page's data changed.  The
- * figures are printed; only a hang would fail on time.
+ * Removing the last enabled cgroup while kmigraterd promotes (at 32
+ * MiB/s, so that it is still under way) the pages of its 32 MiB that got
+ * samples, 1 MiB at a time until promotion began: rmdir returns at once,
+ * a mkdir right after it does not wait for the teardown (the threads
+ * stop in a work item, outside cgroup_mutex), the threads are gone soon
+ * after, promotion stops and no page's data changed.  The figures are
+ * printed; only a hang would fail on time.
  */
 TEST_F_TIMEOUT(htmm_migrate, teardown_under_load, 120)
 {
-	size_t len = 128 * MiB, i;
+	size_t len = 32 * MiB, i;
 	char path[HTMM_CG_PATH_MAX], *p;
 	unsigned long long up0 = 0, up1 = 0, up2 = 0, moved = 0;
 	double t0, t_rmdir, t_mkdir;
@@ -661,12 +662,13 @@ TEST_F_TIMEOUT(htmm_migrate, fill_turned_hot_gets_room, 300)
 }
 
 /*
- * 128 MiB in the fill bin: more than the queue holds, also once some of
- * it went up while the thresholds settled.
+ * 96 MiB in the fill bin, 24,576 pages: more than the queue holds
+ * (16,384), also once some of it went up while the thresholds settled
+ * (a few hundred pages), so that the subject's fill entries find it full.
  */
 TEST_F_TIMEOUT(htmm_migrate, hot_passes_full_fill_queue, 300)
 {
-	fill_then_hot(_metadata, &self->c, 128 * MiB, true);
+	fill_then_hot(_metadata, &self->c, 96 * MiB, true);
 }
 
 /*
@@ -1032,16 +1034,17 @@ TEST_F_TIMEOUT(htmm_migrate, fill_gets_room_from_cold, 180)
 
 /*
  * A budget lowered while promotion is under way binds at once.  Under no
- * budget, 2 MiB more of a 128 MiB region on node 1 get samples every 0.1
+ * budget, 2 MiB more of a 96 MiB region on node 1 get samples every 0.1
  * s, faster than promotion drains the queue; once 8 MiB are up, the
  * budget drops to 8 MiB and the samples go on.  Promotion counted its
  * room once per pass and went on while the queue had entries, with
- * demotion waiting for it: in churn_integrity the cgroup held 76-127 MiB
- * on node 0 under budgets of 16 and 48 MiB, and demoted nothing.
+ * demotion waiting for it: in churn_integrity (256 MiB then) the cgroup
+ * held 76-127 MiB on node 0 under budgets of 16 and 48 MiB, and demoted
+ * nothing.
  */
 TEST_F_TIMEOUT(htmm_migrate, lowered_budget_stops_promotion, 180)
 {
-	size_t len = 128 * MiB, low = 8 * MiB, slice = 2 * MiB, off = 0;
+	size_t len = 96 * MiB, low = 8 * MiB, slice = 2 * MiB, off = 0;
 	unsigned long long at_low, peak = 0, now, p0, p1;
 	double t0, t_low, t_in = -1;
 	char *hot;
@@ -1429,11 +1432,16 @@ static void churn_thp_round(struct __test_metadata *_metadata,
  * the hot part moves, a child reads its copy while the parent writes.
  * With @thp the memory is huge pages and only one subpage of each huge
  * page of the hot part gets samples, so that htmm splits them.
+ *
+ * The 8 rounds take a 32 MiB part each: with base pages, of 128 MiB, so
+ * each part twice (a base page costs this debug kernel about 0.6 ms to
+ * fault in and free); with huge pages, of 256 MiB, a fresh part every
+ * round for htmm to split.  Either way the child reads 1 GiB.
  */
 static void churn(struct __test_metadata *_metadata,
 		  struct htmm_cg_ctx *c, bool thp)
 {
-	size_t len = 256 * MiB, part = 32 * MiB;
+	size_t len = (thp ? 256 : 128) * MiB, part = 32 * MiB;
 	static const char * const limits[] = { "16M", "200M", "48M", "max" };
 	unsigned long long promoted, demoted, gen = 1;
 	unsigned long idx, child_bad = 0;
@@ -1462,11 +1470,10 @@ static void churn(struct __test_metadata *_metadata,
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		/* Verify the pre-fork copy over and over while it moves. */
-		unsigned long bad = 0;
-		int pass;
+		unsigned long bad = 0, pass;
 
 		close(pipefd[0]);
-		for (pass = 0; pass < 4; pass++)
+		for (pass = 0; pass < GiB / len; pass++)
 			bad += bad_pages(p, len);
 		if (write(pipefd[1], &bad, sizeof(bad)) != sizeof(bad))
 			_exit(2);

@@ -659,10 +659,13 @@ static void tenants_look(struct tenants *t)
  */
 static int tenants_inject(struct tenants *t)
 {
-	size_t off;
+	size_t off, end = 0;
 	int i, err;
 
-	for (off = 0; off < 48 * MiB && t->left; off += PART) {
+	for (i = 0; i < 4; i++)
+		if (t->specs[i].slow_len > end)
+			end = t->specs[i].slow_len;
+	for (off = 0; off < end && t->left; off += PART) {
 		for (i = 0; i < 4; i++) {
 			if (t->t95[i] >= 0 || off >= t->specs[i].slow_len)
 				continue;
@@ -754,7 +757,7 @@ static void four_tenants_run(struct __test_metadata *_metadata,
 
 /* Budgets that fit node 0 together, each above its tenant's hot data. */
 static const struct tenant_plan fitting_plan[4] = {
-	{ "16M", 16 }, { "32M", 32 }, { "48M", 48 }, { "64M", 64 },
+	{ "8M", 8 }, { "16M", 16 }, { "24M", 24 }, { "32M", 32 },
 };
 
 /*
@@ -786,7 +789,7 @@ TEST_F_TIMEOUT(htmm_deleg, four_tenants_thp, 600)
 
 /*
  * The same four tenants as top cgroups (D disabled) whose budgets
- * overcommit node 0: 16 and 32 MiB, and the whole node twice.  Each gets
+ * overcommit node 0: 8 and 16 MiB, and the whole node twice.  Each gets
  * budget * node / sum, so t1 and t2 get less than half their budget:
  * their cold data goes down, and only part of their hot data fits.  Each
  * tenant reaches 95% of the hot data that fits its share.
@@ -794,7 +797,7 @@ TEST_F_TIMEOUT(htmm_deleg, four_tenants_thp, 600)
 TEST_F_TIMEOUT(htmm_deleg, four_tenants_overcommit, 600)
 {
 	static const struct tenant_plan plan[4] = {
-		{ "16M", 16 }, { "32M", 32 }, { "max", 48 }, { "max", 64 },
+		{ "8M", 8 }, { "16M", 16 }, { "max", 24 }, { "max", 32 },
 	};
 
 	four_tenants_run(_metadata, self->d, self->w, &self->nr_workers, plan,
@@ -824,15 +827,15 @@ static unsigned long long node_present(int node)
 
 /*
  * Overcommit: two top cgroups whose budgets on node 0 add up to more than
- * the node share it in proportion to their budgets.  a (256 MiB) holds
- * 240 MiB of cold data on node 0 when b (max, the whole node) is enabled:
- * a's share falls to 256 MiB * node / (256 MiB + node), a demotes down to
+ * the node share it in proportion to their budgets.  a (160 MiB) holds
+ * 150 MiB of cold data on node 0 when b (max, the whole node) is enabled:
+ * a's share falls to 160 MiB * node / (160 MiB + node), a demotes down to
  * it, and b's hot data on node 1 goes up.
  */
 TEST_F_TIMEOUT(htmm_deleg, overcommit_shared_by_budget, 600)
 {
 	const struct worker_spec spec = {
-		.name = "b", .root = true, .slow_len = 64 * MiB,
+		.name = "b", .root = true, .slow_len = 16 * MiB,
 	};
 	unsigned long long present, want, share_a, share_b;
 	char a[HTMM_CG_PATH_MAX], b[HTMM_CG_PATH_MAX];
@@ -843,18 +846,18 @@ TEST_F_TIMEOUT(htmm_deleg, overcommit_shared_by_budget, 600)
 	present = node_present(HTMM_FAST_NODE);
 	ASSERT_LT(0ULL, present);
 	ASSERT_EQ(0, quick_tunables("inject", "1"));
-	child_cg(_metadata, self->d, "a", a, sizeof(a), "256M");
+	child_cg(_metadata, self->d, "a", a, sizeof(a), "160M");
 	/* a's cold data: charged to a, placed on node 0 with mbind(). */
 	ASSERT_EQ(0, htmm_cg_enter(a, getpid()));
-	cold = place_on(240 * MiB, HTMM_FAST_NODE, false);
+	cold = place_on(150 * MiB, HTMM_FAST_NODE, false);
 	ASSERT_EQ(0, htmm_cg_enter(HTMM_CGROUP_ROOT, getpid()));
 	ASSERT_NE(NULL, cold);
-	EXPECT_EQ(256 * MiB, child_stat(self->d, "a", "budget_node0"));
+	EXPECT_EQ(160 * MiB, child_stat(self->d, "a", "budget_node0"));
 
 	child_cg(_metadata, self->d, "b", b, sizeof(b), NULL);
 	start_workers(_metadata, self->d, self->w, &self->nr_workers,
 		      &spec, 1);
-	want = 65536ULL * present / (65536 + present);
+	want = 40960ULL * present / (40960 + present);
 	share_a = child_stat(self->d, "a", "budget_node0");
 	share_b = child_stat(self->d, "b", "budget_node0");
 	TH_LOG("node 0: %llu pages; shares: a %llu KiB (want %llu), b %llu KiB",
@@ -862,9 +865,9 @@ TEST_F_TIMEOUT(htmm_deleg, overcommit_shared_by_budget, 600)
 	EXPECT_EQ(want * 4096, share_a);
 	t0 = htmm_now_s();
 	while (htmm_now_s() - t0 < 120) {
-		ASSERT_EQ(0, inject_worker(&self->w[0], 64 * MiB, 2));
+		ASSERT_EQ(0, inject_worker(&self->w[0], 16 * MiB, 2));
 		a_fast = anon_on(a, HTMM_FAST_NODE);
-		hot = fast_share(&self->w[0], 64 * MiB);
+		hot = fast_share(&self->w[0], 16 * MiB);
 		if (t_fit < 0 && a_fast <= (long long)share_a + SLACK)
 			t_fit = htmm_now_s() - t0;
 		if (t_fit >= 0 && hot >= 95)
@@ -876,7 +879,7 @@ TEST_F_TIMEOUT(htmm_deleg, overcommit_shared_by_budget, 600)
 	TH_LOG("b's hot data: %.1f%% on node 0", hot);
 	EXPECT_LE(0, t_fit) TH_LOG("a kept more than its share");
 	EXPECT_LE(95, hot);
-	munmap(cold, 240 * MiB);
+	munmap(cold, 150 * MiB);
 }
 
 /* Processes in @cg: the lines of its cgroup.procs. */
