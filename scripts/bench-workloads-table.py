@@ -45,7 +45,7 @@ FIELDS = ['workload', 'config', 'ratio', 'mb', 'work', 'budget_kb', 'kernel',
           'ksamplingd_ms_s', 'kmigraterd_ms_s', 'kdamond_ms_s', 'kswapd_ms_s',
           'filler_free_kb', 'boost_kb_filler', 'boost_kb_end',
           'node0_free_end_kb', 'fast_misses_cpu0', 'slow_misses_cpu0',
-          'fast_share_cpu0', 'result']
+          'fast_share_cpu0', 'pinned_cpu1', 'result']
 CONFIGS = ['all-fast', 'none', 'autonuma', 'damon', 'htmm-abit', 'htmm-epebs',
            'htmm-epebs-nosplit']
 WORKLOADS = ['redis', 'xslookup', 'graph500', 'btree', 'liblinear', 'pagerank']
@@ -95,6 +95,7 @@ def parse_run(lines, filler_free):
     for k, v in zip(h[2::2], h[3::2]):
         r[{'workload': 'workload', 'config': 'config'}.get(k, k)] = v
     cpu, mig = {}, {}
+    unpinned = False
     for line in lines[1:]:
         w = line.split()
         if len(w) < 2:
@@ -123,6 +124,16 @@ def parse_run(lines, filler_free):
             r['boost_kb_filler'], r['boost_kb_end'] = w[2], w[3]
         elif w[1] == 'node0_free_end_kb' and len(w) == 3:
             r['node0_free_end_kb'] = w[2]
+        elif w[1] == 'pinned_cpu1':
+            # The tiering systems' threads the guest pinned to CPU 1 (the
+            # last line: the measured phase's).
+            r['pinned_cpu1'] = ' '.join(w[2:])
+        elif w[1] in ('pin', 'pin:'):
+            unpinned = True
+    if unpinned:
+        # A thread of the configuration stayed free to run on the
+        # workload's CPU: not the method, so not a cell of the table.
+        r['check'] = 'unpinned'
     r['migrated'] = mig.get('pgmigrate_success', '')
     # htmm counts each promotion in both htmm_nr_promoted and
     # pgpromote_success (where NUMA-balancing tiering counts its own);

@@ -132,13 +132,45 @@ irq_delta() {
 
 # Start workload $1 in cgroup $2, output in /tmp/wl.out; pid in $wpid.
 # The workload runs on CPU 0: the plugin's modelled time of CPU 0 is the
-# performance figure, and the kernel threads (kmigraterd, ksamplingd,
-# kdamond, the emulated PEBS's relay) and Redis's client have CPU 1, as on
-# a machine with cores to spare.  With one CPU, nothing is pinned.
+# performance figure, and the tiering systems' own threads (pin_helpers)
+# and Redis's client have CPU 1, as on a machine with cores to spare.
+# With one CPU, nothing is pinned.
 pin0= pin1=
 if [ "$(grep -c '^processor' /proc/cpuinfo)" -ge 2 ]; then
 	pin0="taskset -c 0" pin1="taskset -c 1"
 fi
+
+# Pin the tiering systems' own threads to CPU 1: htmm's ksamplingd and
+# kmigraterds, DAMON's kdamonds and the emulated PEBS's relay.  Left to
+# the scheduler, they ran on the workload's CPU whenever it waited: Redis
+# under htmm-abit at 1:1 scored 0.614 and 0.690 in two runs of one
+# kernel, the first with 0.72 G more instructions and 7.4 M more cache
+# misses on CPU 0.  What runs in the workload's own context (its faults,
+# NUMA balancing's hinting faults and their migrations) and the kernel's
+# shared threads (kswapd, kcompactd, the workqueues) stay where the kernel
+# puts them, for every configuration alike.  Prints the threads pinned;
+# a thread that refuses fails the run.
+pin_helpers() {
+	[ -n "$pin1" ] || return 0
+	pinned= bad=
+	for f in /proc/[0-9]*/comm; do
+		read -r name < "$f" 2> /dev/null || continue
+		case "$name" in
+		ksamplingd|kmigraterd[0-9]*|kdamond.[0-9]*|epebs_relay) ;;
+		*) continue ;;
+		esac
+		p=${f#/proc/}
+		p=${p%/comm}
+		if taskset -p -c 1 "$p" > /dev/null 2>&1 &&
+		   [ "$(taskset -p "$p" 2> /dev/null | sed 's/.*: *//')" = 2 ]; then
+			pinned="$pinned $name"
+		else
+			bad="$bad $name"
+		fi
+	done
+	echo "bench pinned_cpu1$pinned"
+	[ -z "$bad" ] || { echo "bench pin refused:$bad"; return 1; }
+}
 
 start_workload() {
 	args="--mb $mb --work $wk"
@@ -269,7 +301,7 @@ run_one() {
 	echo "bench run workload $1 config $2 ratio $ratio mb $mb work $wk budget_kb $budget_kb"
 	[ -z "$irq_cpus" ] || echo "bench irq_cpus $irq_cpus"
 	tier_damon_memcg=/wl-$1-$2
-	if ! tier_setup "$2" "$cg" "${budget_kb}K"; then
+	if ! tier_setup "$2" "$cg" "${budget_kb}K" || ! pin_helpers; then
 		echo "bench setup of $2 failed"
 		end_run "$cg"
 		return 1
@@ -286,6 +318,7 @@ run_one() {
 		vmstat_snap /tmp/vm0
 		echo "bench nodes_begin_kb $(cg_nodes "$cg")"
 		echo "bench thp_begin_kb $(cg_thp "$cg")"
+		pin_helpers || echo "bench pin: a thread of the measured phase is not on CPU 1"
 		rec_start "$cg" --kthread kdamond.0 --kthread kdamond.1 --kthread kswapd0 --kthread kswapd1
 		from=$(date +%s)
 		kill -CONT $wpid
