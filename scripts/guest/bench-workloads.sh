@@ -141,14 +141,15 @@ if [ "$(grep -c '^processor' /proc/cpuinfo)" -ge 2 ]; then
 fi
 
 # Pin the tiering systems' own threads to CPU 1: htmm's ksamplingd and
-# kmigraterds, DAMON's kdamonds and the emulated PEBS's relay.  Left to
+# kmigraterds, DAMON's kdamonds, the kswapds (NUMA-balancing tiering
+# demotes there) and the emulated PEBS's relay.  Left to
 # the scheduler, they ran on the workload's CPU whenever it waited: Redis
 # under htmm-abit at 1:1 scored 0.614 and 0.690 in two runs of one
 # kernel, the first with 0.72 G more instructions and 7.4 M more cache
 # misses on CPU 0.  What runs in the workload's own context (its faults,
 # NUMA balancing's hinting faults and their migrations) and the kernel's
-# shared threads (kswapd, kcompactd, the workqueues) stay where the kernel
-# puts them, for every configuration alike.  Prints the threads pinned;
+# other threads (kcompactd, the workqueues) stay where the kernel puts
+# them, for every configuration alike.  Prints the threads pinned;
 # a thread that refuses fails the run.
 pin_helpers() {
 	[ -n "$pin1" ] || return 0
@@ -156,7 +157,7 @@ pin_helpers() {
 	for f in /proc/[0-9]*/comm; do
 		read -r name < "$f" 2> /dev/null || continue
 		case "$name" in
-		ksamplingd|kmigraterd[0-9]*|kdamond.[0-9]*|epebs_relay) ;;
+		ksamplingd|kmigraterd[0-9]*|kdamond.[0-9]*|kswapd[0-9]*|epebs_relay) ;;
 		*) continue ;;
 		esac
 		p=${f#/proc/}
