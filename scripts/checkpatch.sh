@@ -32,13 +32,14 @@ mapfile -t patches < <(ls "$BUILD"/series/patches/*.patch 2>/dev/null)
 mapfile -t files < <(cd "$HTMM_TOP" && ls mm/htmm/*.[ch] include/linux/htmm.h \
 	include/trace/events/htmm.h tools/htmm/*.c tools/htmm/policy/*.c \
 	tools/testing/selftests/htmm/*.[ch] 2>/dev/null | grep -v '^tools/htmm/ccowbench.c$')
-# The htmm command is userspace: it has no u64, no __printf or __noreturn,
-# must mark what a signal handler shares volatile, and prints its long
+# The htmm command and the host's TSC probe are userspace: no u64, no
+# __printf or __noreturn; the command must mark what a signal handler
+# shares volatile, and prints its long
 # messages with printf, which checkpatch does not exempt as it does pr_*().
 # The workload drivers call libraries with CamelCase names (hiredis); the
 # CCoW micro-benchmark's busy loop of other work is a volatile counter.
 mapfile -t ufiles < <(cd "$HTMM_TOP" && ls tools/htmm/cli/src/*.[ch] tools/htmm/cli/tests/*.c \
-	tools/htmm/workloads/*.[ch] tools/htmm/ccowbench.c 2>/dev/null)
+	tools/htmm/workloads/*.[ch] tools/htmm/ccowbench.c scripts/tsc-khz.c 2>/dev/null)
 uopts=(--ignore PREFER_KERNEL_TYPES,VOLATILE,PREFER_DEFINED_ATTRIBUTE_MACRO,LONG_LINE_STRING,CAMELCASE)
 opts=(--strict --quiet --no-summary --show-types --root="$SRC")
 n=0 bad=0
